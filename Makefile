@@ -1,0 +1,61 @@
+# The collection's pipeline. `make all` regenerates every notebook, figure, results table and
+# the report; `make test` runs the library's tests and nbval on the stored notebooks. Both
+# create .venv first if it is missing (a fresh machine needs only Python 3.11+ and make).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+KERNEL := whittle-lib
+# Per-cell time limit (seconds) for papermill: a runaway cell fails the run instead of hanging.
+CELL_TIMEOUT ?= 600
+
+NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)))
+
+.PHONY: all venv test test-lib test-notebooks report bench clean distclean lock $(NOTEBOOKS)
+
+all: $(NOTEBOOKS) report
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml requirements/constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or later is needed, found " + sys.version.split()[0])'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[test]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name 'Python (whittle_lib)' >/dev/null
+	touch $(STAMP)
+
+# One target per notebook: papermill runs it into build/, and only a complete run is moved
+# into notebooks/, figures/ and data/results/ (tools/run_notebook.py).
+$(NOTEBOOKS): %: $(STAMP)
+	$(BIN)/python tools/run_notebook.py $* --kernel $(KERNEL) --cell-timeout $(CELL_TIMEOUT)
+
+report: $(STAMP)
+	$(BIN)/python tools/make_report.py
+
+test: test-lib test-notebooks
+
+test-lib: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+test-notebooks: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider --nbval-lax --nbval-kernel-name $(KERNEL) \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(CELL_TIMEOUT) notebooks
+
+bench: $(STAMP)
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+# Regenerate the lock file from a clean venv built from pyproject.toml alone.
+lock:
+	rm -rf build/lockenv
+	$(PYTHON) -m venv build/lockenv
+	build/lockenv/bin/python -m pip install --quiet '.[test]'
+	{ sed -n '1,3p' requirements/constraints.txt; build/lockenv/bin/python -m pip freeze --exclude-editable | grep -v -i '^whittle'; } > build/constraints.txt
+	mv build/constraints.txt requirements/constraints.txt
+
+clean:
+	rm -rf build figures data/results REPLICATION.md .pytest_cache .hypothesis
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,21 @@
+"""Whittle index policies: the models and algorithms of five papers.
+
+The package is organised as one module per concern (see ``DESIGN.md`` of the collection):
+
+``arms``, ``indices``
+    finite restless arms and their Whittle indices.
+``mdp``
+    finite MDPs on sparse matrices: value, relative value and policy iteration.
+``queueing``
+    the M/M/1/K model of web-robot control (Talim, Liu, Nain, Coffman).
+``replication``, ``plotting``
+    comparison with the papers' numbers, results files, the report; one figure style.
+
+Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<name>`` works;
+their public names are listed in each module's ``__all__``.
+"""
+
+from . import mdp, plotting, queueing, replication
+
+__all__ = ["mdp", "plotting", "queueing", "replication"]
+__version__ = "0.1.0"
