@@ -1,0 +1,148 @@
+"""Finite two-action restless arms.
+
+An arm has ``n`` states and two actions: passive (``0``) and active (``1``). Action ``a``
+moves the state with the row-stochastic matrix ``Pa`` and pays the reward vector ``Ra``
+(reward maximisation; a cost is a negative reward). The subsidy ``lam`` of the Whittle
+relaxation is *not* part of the arm: the index functions of :mod:`whittle_lib.indices` add it
+to the passive reward (Whittle 1988).
+
+References
+----------
+.. [W88] P. Whittle, "Restless bandits: activity allocation in a changing world",
+   *Journal of Applied Probability* 25A, 287-298, 1988 (Sec. 2, the subsidy for passivity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RestlessArm", "ROW_SUM_TOL"]
+
+#: Absolute tolerance on each row sum of ``P0`` and ``P1``: rows built in floating point
+#: (normalised random rows, products of stochastic matrices) sum to one within a few hundred
+#: ulps, while a transcription error (a dropped or mistyped entry) is far larger than this.
+ROW_SUM_TOL = 1e-9
+
+
+def _as_matrix(name: str, value, n: int | None) -> np.ndarray:
+    array = np.array(value, dtype=float, copy=True)
+    if array.ndim != 2 or array.shape[0] != array.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {array.shape}")
+    if n is not None and array.shape != (n, n):
+        raise ValueError(f"{name} must have shape {(n, n)} like P0, got shape {array.shape}")
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} must have at least one state, got shape {array.shape}")
+    bad_rows = ~np.isfinite(array).all(axis=1)
+    if bad_rows.any():
+        state = int(np.flatnonzero(bad_rows)[0])
+        raise ValueError(f"{name} has a non-finite entry in the row of state {state}: "
+                         f"{array[state].tolist()}")
+    negative_rows = (array < 0).any(axis=1)
+    if negative_rows.any():
+        state = int(np.flatnonzero(negative_rows)[0])
+        raise ValueError(f"{name} has a negative probability in the row of state {state}: "
+                         f"min {float(array[state].min())!r}")
+    deviation = np.abs(array.sum(axis=1) - 1.0)
+    if (deviation > ROW_SUM_TOL).any():
+        state = int(np.argmax(deviation > ROW_SUM_TOL))
+        raise ValueError(f"{name} row of state {state} sums to {float(array[state].sum())!r}, "
+                         f"not 1 (tolerance {ROW_SUM_TOL})")
+    array.setflags(write=False)
+    return array
+
+
+def _as_vector(name: str, value, n: int) -> np.ndarray:
+    array = np.array(value, dtype=float, copy=True)
+    if array.shape != (n,):
+        raise ValueError(f"{name} must have shape {(n,)} (one reward per state), "
+                         f"got shape {array.shape}")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        state = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} is not finite in state {state}: {float(array[state])!r}")
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class RestlessArm:
+    """A finite restless arm: two transition matrices and two reward vectors.
+
+    Parameters
+    ----------
+    P0, P1 : array_like, shape (n, n)
+        Transition matrices of the passive (``P0``) and the active (``P1``) action:
+        ``Pa[x, y]`` is the probability of moving from ``x`` to ``y`` under action ``a``.
+        Entries must be finite and non-negative, and each row must sum to one within
+        :data:`ROW_SUM_TOL`.
+    R0, R1 : array_like, shape (n,)
+        One-step rewards of the passive and the active action, finite.
+
+    Raises
+    ------
+    ValueError
+        On a wrong shape, a non-finite or negative entry, or a row that does not sum to one;
+        the message names the matrix or vector and the offending state.
+
+    Notes
+    -----
+    The arrays are copied to ``float64`` and made read-only, so an arm cannot change after its
+    indices have been computed. Equality is identity (``eq=False``): compare the arrays
+    themselves when needed.
+
+    A *rested* arm (Gittins' setting) freezes when passive and pays nothing: ``P0 = I`` and
+    ``R0 = 0``; :meth:`rested` builds one.
+
+    Examples
+    --------
+    >>> arm = RestlessArm(P0=[[1.0, 0.0], [0.5, 0.5]], P1=[[0.2, 0.8], [0.0, 1.0]],
+    ...                   R0=[0.0, 0.0], R1=[1.0, 2.0])
+    >>> arm.n_states
+    2
+    >>> RestlessArm(P0=[[1.0, 0.1], [0.5, 0.5]], P1=[[0.2, 0.8], [0.0, 1.0]],
+    ...             R0=[0.0, 0.0], R1=[1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: P0 row of state 0 sums to 1.1, not 1 (tolerance 1e-09)
+    """
+
+    P0: np.ndarray
+    P1: np.ndarray
+    R0: np.ndarray
+    R1: np.ndarray
+
+    def __post_init__(self) -> None:
+        P0 = _as_matrix("P0", self.P0, None)
+        n = P0.shape[0]
+        P1 = _as_matrix("P1", self.P1, n)
+        object.__setattr__(self, "P0", P0)
+        object.__setattr__(self, "P1", P1)
+        object.__setattr__(self, "R0", _as_vector("R0", self.R0, n))
+        object.__setattr__(self, "R1", _as_vector("R1", self.R1, n))
+
+    @property
+    def n_states(self) -> int:
+        """Number of states ``n``."""
+        return self.P0.shape[0]
+
+    @classmethod
+    def rested(cls, P1, R1) -> "RestlessArm":
+        """A rested arm: the passive action freezes the state and pays nothing.
+
+        Parameters
+        ----------
+        P1 : array_like, shape (n, n)
+            Transition matrix of the active action.
+        R1 : array_like, shape (n,)
+            Reward of the active action.
+
+        Returns
+        -------
+        RestlessArm
+            The arm with ``P0 = I`` and ``R0 = 0``.
+        """
+        P1 = _as_matrix("P1", P1, None)
+        n = P1.shape[0]
+        return cls(P0=np.eye(n), P1=P1, R0=np.zeros(n), R1=R1)

@@ -1,0 +1,543 @@
+r"""Whittle indices of a finite restless arm, with an exact indexability test.
+
+Conventions (``DESIGN.md``): rewards are maximised and the subsidy ``lam`` is paid for the
+*passive* action, so with subsidy ``lam`` the arm pays ``R0[x] + lam`` when passive and
+``R1[x]`` when active. The passive set :math:`\Pi(\lambda)` is the set of states where the
+passive action is optimal (ties included). The arm is *indexable* when :math:`\Pi(\lambda)`
+grows from the empty set to the whole state space as ``lam`` goes from :math:`-\infty` to
+:math:`+\infty`; the Whittle index of ``x`` is then :math:`W(x) = \inf\{\lambda: x \in
+\Pi(\lambda)\}` (Whittle 1988).
+
+Functions
+---------
+whittle_indices
+    every index at once, exactly, in :math:`O(n^3)` operations (Gast, Gaujal & Khun 2023,
+    Algorithm 2), with the indexability test of the same paper.
+is_indexable
+    the verdict alone.
+whittle_indices_bisection
+    the slow reference straight from the definition: bisection on ``lam``, every probe an
+    MDP solved exactly by policy iteration. Used by the tests.
+
+References
+----------
+.. [W88] P. Whittle, "Restless bandits: activity allocation in a changing world",
+   *Journal of Applied Probability* 25A, 287-298, 1988.
+.. [GGK23] N. Gast, B. Gaujal, K. Khun, "Testing indexability and computing Whittle and
+   Gittins index in subcubic time", *Mathematical Methods of Operations Research* 97,
+   391-436, 2023 (arXiv:2203.05207), Algorithm 2.
+.. [NM20] J. Niño-Mora, "A fast-pivoting algorithm for Whittle's restless bandit index",
+   *Mathematics* 8(12), 2226, 2020.
+"""
+
+from __future__ import annotations
+
+import enum
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+from .arms import RestlessArm
+
+__all__ = [
+    "IndexStatus",
+    "WhittleIndexResult",
+    "whittle_indices",
+    "is_indexable",
+    "whittle_indices_bisection",
+]
+
+# --- numerical tolerances of the exact algorithm -------------------------------------------
+# All are relative to the reward scale ``s`` of the arm (largest spread of R0, R1 and R1 - R0),
+# so that multiplying every reward by a constant changes no decision.
+#: A slope (d advantage / d lam, dimensionless) at most this in modulus counts as zero: the
+#: slopes are O(1) to O(1/(1-discount)) and are computed with an error of a few hundred ulps
+#: times the condition number of the policy's linear system.
+_SLOPE_TOL = 1e-10
+#: An advantage (reward units) at most ``_ADVANTAGE_TOL * s`` counts as zero (ties).
+_ADVANTAGE_TOL = 1e-9
+#: Two subsidies closer than ``_SUBSIDY_TOL * (s + |lam|)`` count as equal in the
+#: indexability test: rounding in exactly tied arms is far below this, genuine violations in
+#: random arms far above.
+_SUBSIDY_TOL = 1e-9
+#: Sherman-Morrison denominator ``1 + X[s, s]`` is the ratio det(A_{k+1}) / det(A_k) of two
+#: policy matrices; it is positive for discounted and for unichain policies and vanishes
+#: when the new policy is multichain (average reward). Below this, the policy is multichain.
+_PIVOT_TOL = 1e-10
+#: Reciprocal condition number below which the all-active policy matrix is singular
+#: (a multichain all-active policy in the average-reward case).
+_RCOND_TOL = 1e-13
+#: Number of Sherman-Morrison updates that are delayed and then applied to the working
+#: matrix as one matrix-matrix product (level-3 BLAS).
+_BLOCK = 64
+
+
+class IndexStatus(enum.Enum):
+    """Outcome of an index computation.
+
+    INDEXABLE
+        the passive set grows monotonically; every index is computed (possibly ``+inf``).
+    NOT_INDEXABLE
+        the passive set shrinks at some subsidy: the Whittle index does not exist. The result
+        names the first state that leaves the passive set and the subsidy where it does.
+    MULTICHAIN
+        average reward only: a policy met on the way has several recurrent classes, so the
+        gain depends on the initial state and the unichain computation is ill-posed; try a
+        discount close to one.
+    """
+
+    INDEXABLE = "indexable"
+    NOT_INDEXABLE = "not indexable"
+    MULTICHAIN = "multichain"
+
+
+@dataclass(frozen=True, eq=False)
+class WhittleIndexResult:
+    """Whittle indices of an arm and the verdict on its indexability.
+
+    Attributes
+    ----------
+    indices : numpy.ndarray, shape (n,)
+        ``indices[x]`` is the Whittle index of state ``x`` (subsidy for passivity at which both
+        actions are optimal in ``x``), ``+inf`` where the active action is optimal for every
+        subsidy. Entries the computation did not reach (after a violation or a multichain
+        policy) are ``nan``. Read-only.
+    status : IndexStatus
+        Indexable, not indexable, or multichain.
+    indexable : bool
+        ``status is IndexStatus.INDEXABLE``.
+    discount : float
+        The discount factor, ``1.0`` for the average-reward criterion.
+    passive_order : numpy.ndarray of int
+        States in the order they join the passive set as the subsidy increases (the states whose
+        index was computed, in non-decreasing order of index). Read-only.
+    violating_state : int or None
+        For ``NOT_INDEXABLE``: the first state that leaves the passive set.
+    violation_subsidy : float or None
+        For ``NOT_INDEXABLE``: the subsidy at which it leaves.
+    """
+
+    indices: np.ndarray
+    status: IndexStatus
+    indexable: bool
+    discount: float
+    passive_order: np.ndarray
+    violating_state: int | None = None
+    violation_subsidy: float | None = None
+
+    def __post_init__(self) -> None:
+        indices = np.array(self.indices, dtype=float)
+        if indices.ndim != 1:
+            raise ValueError(f"indices must be one-dimensional, got shape {indices.shape}")
+        if not isinstance(self.status, IndexStatus):
+            raise ValueError(f"status must be an IndexStatus, got {self.status!r}")
+        if self.indexable != (self.status is IndexStatus.INDEXABLE):
+            raise ValueError(f"indexable={self.indexable!r} contradicts status={self.status}")
+        _check_discount(self.discount)
+        order = np.array(self.passive_order, dtype=np.intp)
+        if (self.violating_state is None) != (self.status is not IndexStatus.NOT_INDEXABLE):
+            raise ValueError("violating_state must be given exactly when status is "
+                             f"NOT_INDEXABLE, got {self.violating_state!r} with {self.status}")
+        indices.setflags(write=False)
+        order.setflags(write=False)
+        object.__setattr__(self, "indices", indices)
+        object.__setattr__(self, "passive_order", order)
+
+
+def _check_discount(discount) -> float:
+    discount = float(discount)
+    if not (0.0 < discount < 1.0 or discount == 1.0):
+        raise ValueError("discount must lie in (0, 1), or be 1.0 for the average-reward "
+                         f"criterion, got {discount!r}")
+    return discount
+
+
+def _reward_scale(arm: RestlessArm) -> float:
+    rewards = np.concatenate([arm.R0, arm.R1])
+    scale = max(float(np.ptp(rewards)), float(np.abs(arm.R1 - arm.R0).max()))
+    return scale if scale > 0.0 else 1.0
+
+
+def _policy_system(arm: RestlessArm, discount: float):
+    """Return ``Delta`` and the all-active matrix ``A_0`` of [GGK23], Algorithm 2.
+
+    Discounted: ``A_pi = I - beta P_pi`` and ``Delta = beta (P1 - P0)``. Average reward: the
+    unknowns are the bias ``h`` with ``h[0] = 0`` and the gain ``g`` stored in slot 0, so
+    column 0 of ``I - P_pi`` is replaced by ones and column 0 of ``Delta = P1 - P0`` by zeros.
+    """
+    n = arm.n_states
+    if discount < 1.0:
+        delta = discount * (arm.P1 - arm.P0)
+        a0 = np.eye(n) - discount * arm.P1
+    else:
+        delta = arm.P1 - arm.P0
+        delta[:, 0] = 0.0
+        a0 = np.eye(n) - arm.P1
+        a0[:, 0] = 1.0
+    return delta, a0
+
+
+def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
+    r"""Whittle indices of every state, and an exact indexability test.
+
+    Parameters
+    ----------
+    arm : RestlessArm
+        The arm.
+    discount : float
+        Discount factor in (0, 1), or ``1.0`` for the average-reward criterion.
+
+    Returns
+    -------
+    WhittleIndexResult
+        Indices, status (indexable / not indexable / multichain), the order in which states
+        join the passive set, and for a non-indexable arm the first state that leaves it.
+
+    Warns
+    -----
+    UserWarning
+        When the arm is not indexable, or (average reward) when a policy met on the way is
+        multichain. The result then holds the indices computed before the problem, ``nan``
+        elsewhere.
+
+    Notes
+    -----
+    This is Algorithm 2 of Gast, Gaujal & Khun [GGK23]_ (the Sherman-Morrison recursion
+    that computes the k-th smallest index from the (k-1)-th), with its test of indexability.
+    For a policy with passive set :math:`S` write :math:`A_S = I - \beta P_S` (rows of
+    :math:`P_0` on :math:`S`, of :math:`P_1` elsewhere; average reward: :math:`\beta = 1` and
+    column 0 replaced as in [GGK23]) and :math:`\Delta = \beta (P_1 - P_0)`. With subsidy
+    :math:`\lambda` the value is :math:`V = A_S^{-1}(r_S + \lambda 1_S)`, so the advantage of
+    the active action in state :math:`x` is affine in :math:`\lambda`:
+
+    .. math::
+        \mathrm{adv}_S(x, \lambda) = R_1(x) - R_0(x) - \lambda + \Delta_x V
+        = a_S(x) - \lambda\,(1 - y_S(x)),
+        \quad X_S = \Delta A_S^{-1},\ y_S = X_S 1_S,\ a_S = R_1 - R_0 + X_S r_S.      \tag{1}
+
+    Start from the all-active policy (optimal for :math:`\lambda \to -\infty`) and, with
+    :math:`z = \mathrm{adv}_S(\cdot, \mu_k)` at the current index :math:`\mu_k`, the next
+    state to become passive and its index are
+
+    .. math::
+        \sigma_{k+1} = \arg\min_{x \notin S} \mu_k + \frac{z(x)}{1 - y_S(x)}
+        \quad\text{over } 1 - y_S(x) > 0 .                                               \tag{2}
+
+    Moving :math:`\sigma` to the passive set changes one row of :math:`A_S` by
+    :math:`\Delta_\sigma`, so by Sherman-Morrison
+
+    .. math::
+        X_{S+\sigma} = X_S - \frac{X_S e_\sigma\, e_\sigma^\top X_S}{1 + X_S[\sigma,\sigma]},
+        \qquad
+        y_{S+\sigma} = y_S + (1 - y_S(\sigma))\frac{X_S e_\sigma}{1 + X_S[\sigma,\sigma]}. \tag{3}
+
+    The arm is indexable iff, on every interval :math:`[\mu_k, \mu_{k+1}]`, no passive state's
+    advantage becomes positive (its slope :math:`-(1 - y_S(x))` is positive and it reaches zero
+    before :math:`\mu_{k+1}`) [GGK23]; the first such state is reported. When no active state
+    has a positive slope in (2), the current policy stays optimal for every larger subsidy and
+    the remaining states get the index :math:`+\infty` (this happens in the average-reward
+    case when the all-passive policy is multichain; in the discounted case every index is
+    finite). Equal indices (ties) are taken one state at a time at the same :math:`\mu`.
+
+    Implementation: only the columns of :math:`X` of the still-active states are needed, and
+    the rank-one updates (3) are delayed and applied ``64`` at a time as one matrix product.
+    The cost is one LU factorisation and solve with :math:`n` right-hand sides for
+    :math:`X_\emptyset` (:math:`\approx \tfrac83 n^3` flops) plus
+    :math:`\sum_k 2n(n-k) \approx n^3` flops of updates: :math:`O(n^3)` overall, mostly in
+    level-3 BLAS, and :math:`O(n^2)` memory.
+
+    References
+    ----------
+    .. [GGK23] N. Gast, B. Gaujal, K. Khun, "Testing indexability and computing Whittle and
+       Gittins index in subcubic time", *Math. Methods Oper. Res.* 97, 391-436, 2023,
+       Algorithm 2.
+
+    Examples
+    --------
+    >>> from whittle_lib.arms import RestlessArm
+    >>> arm = RestlessArm(P0=[[0.9, 0.1], [0.9, 0.1]], P1=[[0.1, 0.9], [0.1, 0.9]],
+    ...                   R0=[0.0, 0.0], R1=[0.0, 1.0])
+    >>> result = whittle_indices(arm, discount=0.5)
+    >>> result.status
+    <IndexStatus.INDEXABLE: 'indexable'>
+    >>> result.indices.round(6).tolist()
+    [0.4, 1.0]
+    """
+    discount = _check_discount(discount)
+    if not isinstance(arm, RestlessArm):
+        raise ValueError(f"arm must be a RestlessArm, got {type(arm).__name__}")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        result = _ggk(arm, discount)
+    if result.status is IndexStatus.NOT_INDEXABLE:
+        warnings.warn(f"the arm is not indexable (discount={discount}): state "
+                      f"{result.violating_state} leaves the passive set at subsidy "
+                      f"{result.violation_subsidy:.6g}; indices after that point are nan",
+                      stacklevel=2)
+    elif result.status is IndexStatus.MULTICHAIN:
+        warnings.warn("average reward is ill-posed for this arm: a policy met while computing "
+                      "the indices is multichain; indices not computed are nan (try a "
+                      "discount close to 1)", stacklevel=2)
+    return result
+
+
+def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
+    """The recursion (1)-(3) of :func:`whittle_indices`, blocked; see its Notes."""
+    n = arm.n_states
+    R0, R1 = arm.R0, arm.R1
+    scale = _reward_scale(arm)
+    adv_tol = _ADVANTAGE_TOL * scale
+    indices = np.full(n, np.nan)
+    order: list[int] = []
+
+    def finish(status, violating=None, at=None):
+        return WhittleIndexResult(indices=indices, status=status,
+                                  indexable=status is IndexStatus.INDEXABLE,
+                                  discount=discount, passive_order=order,
+                                  violating_state=violating, violation_subsidy=at)
+
+    delta, a0 = _policy_system(arm, discount)
+    anorm = np.abs(a0).sum(axis=0).max()
+    lu, piv, info = lapack.dgetrf(a0, overwrite_a=True)
+    rcond = lapack.dgecon(lu, anorm, norm="1")[0] if info == 0 else 0.0
+    if info != 0 or rcond < _RCOND_TOL:
+        if discount < 1.0:  # I - beta P is a non-singular M-matrix: cannot happen
+            raise np.linalg.LinAlgError(f"policy matrix singular (rcond={rcond:.3g})")
+        return finish(IndexStatus.MULTICHAIN)
+    # X_0^T = A_0^{-T} Delta^T: one LU solve with n right-hand sides (trans=1).
+    xt, info = lapack.dgetrs(lu, piv, delta.T, trans=1, overwrite_b=True)
+    X = xt.T  # C-contiguous, shape (n, n): rows = all states, columns = active states
+    cols = np.arange(n)  # state of each column of X
+    colpos = np.arange(n)  # column of each state (valid for states in ``cols``)
+    m = min(_BLOCK, n)
+    Ut = np.empty((m, n))  # delayed updates: X_current = X - Ut[:j].T @ Wt[:j]
+    Wt = np.empty((m, n))
+    j = 0
+
+    active = np.ones(n, dtype=bool)
+    y = np.zeros(n)
+    z = R1 - R0 + X @ R1  # a_0 of (1); y_0 = 0 so every slope is -1
+    sigma = int(np.argmin(z))
+    mu = float(z[sigma])
+    z -= mu
+    indices[sigma] = mu
+    order.append(sigma)
+
+    for _ in range(1, n):
+        # --- pivot: sigma becomes passive, equation (3) -------------------------------------
+        p = colpos[sigma]
+        col = X[:, p].copy()
+        if j:
+            col -= Ut[:j].T @ Wt[:j, p]
+        denominator = 1.0 + col[sigma]
+        if denominator <= _PIVOT_TOL:
+            if discount < 1.0:  # ratio of determinants of two M-matrices: positive
+                raise np.linalg.LinAlgError(f"Sherman-Morrison denominator {denominator:.3g}")
+            return finish(IndexStatus.MULTICHAIN)
+        row = X[sigma].copy()
+        if j:
+            row -= Ut[:j, sigma] @ Wt[:j, : X.shape[1]]
+        col /= denominator
+        active[sigma] = False
+        y += (1.0 - y[sigma]) * col
+        Ut[j] = col
+        Wt[j, : X.shape[1]] = row
+        j += 1
+        if j == m:  # apply the delayed updates as one level-3 product on the active columns
+            keep = cols[active[cols]]
+            pos = colpos[keep]
+            Xt = np.asfortranarray(X[:, pos].T)  # F-order (k, n) == C-order (n, k)
+            W_keep = Wt[:j, pos]
+            Xt = blas.dgemm(alpha=-1.0, a=W_keep, b=Ut[:j], beta=1.0, c=Xt,
+                            trans_a=True, overwrite_c=True)
+            X = Xt.T
+            cols = keep
+            colpos[keep] = np.arange(keep.size)
+            j = 0
+
+        # --- next index, equation (2) ---------------------------------------------------------
+        slope = 1.0 - y  # advantage decreases at rate ``slope`` as lam grows
+        ratio = z / slope
+        step_active = np.where(active & (slope > _SLOPE_TOL), np.maximum(ratio, 0.0), np.inf)
+        flat = active & (np.abs(slope) <= _SLOPE_TOL) & (z <= adv_tol)
+        if flat.any():  # indifferent whatever lam: passive (ties included) from now on
+            step_active[flat] = 0.0
+        nxt = int(np.argmin(step_active))
+        step = float(step_active[nxt])
+
+        # --- indexability test: does a passive advantage turn positive before mu + step? -----
+        passive = ~active
+        rising = passive & (slope < -_SLOPE_TOL)
+        step_passive = np.where(rising, np.maximum(ratio, 0.0), np.inf)
+        positive = passive & (z > adv_tol)
+        if positive.any():
+            step_passive[positive] = 0.0
+        bad = int(np.argmin(step_passive))
+        if step_passive[bad] < step - _SUBSIDY_TOL * (scale + abs(mu)):
+            return finish(IndexStatus.NOT_INDEXABLE, bad, mu + float(step_passive[bad]))
+        if not np.isfinite(step):
+            indices[active] = np.inf  # active is optimal for every larger subsidy
+            order.extend(np.flatnonzero(active).tolist())
+            return finish(IndexStatus.INDEXABLE)
+        sigma = nxt
+        mu += step
+        z -= step * slope
+        indices[sigma] = mu
+        order.append(sigma)
+    return finish(IndexStatus.INDEXABLE)
+
+
+def is_indexable(arm: RestlessArm, *, discount: float) -> bool:
+    """Whether the arm is indexable, by the exact test of :func:`whittle_indices`.
+
+    Parameters
+    ----------
+    arm : RestlessArm
+        The arm.
+    discount : float
+        Discount factor in (0, 1), or ``1.0`` for average reward.
+
+    Returns
+    -------
+    bool
+        ``True`` iff the status is :attr:`IndexStatus.INDEXABLE`. A multichain average-reward
+        arm gives ``False`` with a warning (indexability not established).
+
+    References
+    ----------
+    .. [GGK23] Gast, Gaujal & Khun (2023), Algorithm 2 (the indexability test).
+
+    Examples
+    --------
+    >>> from whittle_lib.arms import RestlessArm
+    >>> arm = RestlessArm(P0=[[1.0, 0.0], [0.0, 1.0]], P1=[[0.5, 0.5], [0.5, 0.5]],
+    ...                   R0=[0.0, 0.0], R1=[1.0, 0.0])
+    >>> is_indexable(arm, discount=0.9)
+    True
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        result = whittle_indices(arm, discount=discount)
+    if result.status is IndexStatus.MULTICHAIN:
+        warnings.warn("average reward is ill-posed (multichain policy): indexability is not "
+                      "established, returning False", stacklevel=2)
+    return result.indexable
+
+
+# --- the reference: bisection on the subsidy ------------------------------------------------
+
+def _solve_policy(arm, discount, lam, active):
+    """Value (discounted) or bias and gain (average) of a policy, and both Q-functions."""
+    n = arm.n_states
+    P = np.where(active[:, None], arm.P1, arm.P0)
+    r = np.where(active, arm.R1, arm.R0 + lam)
+    if discount < 1.0:
+        V = np.linalg.solve(np.eye(n) - discount * P, r)
+        cont = V
+    else:  # (I - P) h + g 1 = r with h[0] = 0, the gain stored in slot 0
+        A = np.eye(n) - P
+        A[:, 0] = 1.0
+        u = np.linalg.solve(A, r)
+        cont = u.copy()
+        cont[0] = 0.0
+    q0 = arm.R0 + lam + discount * (arm.P0 @ cont)
+    q1 = arm.R1 + discount * (arm.P1 @ cont)
+    return q0, q1
+
+
+def _optimal_advantage(arm, discount, lam, active, tol):
+    """Policy iteration at subsidy ``lam`` from the policy ``active``; return Q1 - Q0.
+
+    Howard's policy iteration is exact (finite) for the discounted criterion and for the
+    average-reward criterion when every policy is unichain [Puterman 1994, Sec. 6.4, 8.6].
+    A state switches action only if that gains more than ``tol``, so rounding cannot cycle.
+    """
+    for _ in range(10 * arm.n_states + 100):
+        q0, q1 = _solve_policy(arm, discount, lam, active)
+        better = np.where(active, q0 > q1 + tol, q1 > q0 + tol)
+        if not better.any():
+            return q1 - q0, active
+        active = active ^ better
+    raise RuntimeError("policy iteration did not terminate")  # pragma: no cover
+
+
+def whittle_indices_bisection(arm: RestlessArm, *, discount: float,
+                              tol: float = 1e-10) -> np.ndarray:
+    r"""Whittle indices from the definition, by bisection on the subsidy (slow reference).
+
+    For every state ``x`` the subsidy interval is halved until it is shorter than ``tol``:
+    at each probe ``lam`` the arm's MDP with subsidy ``lam`` for passivity is solved exactly by
+    policy iteration (linear solves), and ``x`` is in the passive set when
+    :math:`Q_\lambda(x, 0) \ge Q_\lambda(x, 1)`. The index is the midpoint of the last interval,
+    so it is within ``tol / 2`` of :math:`\inf\{\lambda: x \in \Pi(\lambda)\}` when the arm is
+    indexable. Nothing is checked about indexability: on a non-indexable arm the result is one
+    of the crossing points.
+
+    Parameters
+    ----------
+    arm : RestlessArm
+        The arm. For ``discount=1.0`` every policy must be unichain (e.g. all transition
+        probabilities positive); otherwise the linear solves fail.
+    discount : float
+        Discount factor in (0, 1), or ``1.0`` for average reward.
+    tol : float, default 1e-10
+        Width of the final bisection interval (reward units).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        The indices; ``+inf`` (``-inf``) where ``x`` is active (passive) at every subsidy up to
+        ``1e12`` times the reward scale.
+
+    References
+    ----------
+    .. [W88] Whittle (1988), the definition of the index by the subsidy for passivity.
+    .. [P94] M. L. Puterman, *Markov Decision Processes*, Wiley, 1994, Sec. 6.4 and 8.6
+       (policy iteration).
+
+    Examples
+    --------
+    >>> from whittle_lib.arms import RestlessArm
+    >>> arm = RestlessArm(P0=[[0.9, 0.1], [0.9, 0.1]], P1=[[0.1, 0.9], [0.1, 0.9]],
+    ...                   R0=[0.0, 0.0], R1=[0.0, 1.0])
+    >>> whittle_indices_bisection(arm, discount=0.5).round(6).tolist()
+    [0.4, 1.0]
+    """
+    discount = _check_discount(discount)
+    tol = float(tol)
+    if not tol > 0.0:
+        raise ValueError(f"tol must be positive, got {tol!r}")
+    n = arm.n_states
+    scale = _reward_scale(arm)
+    # Values are O(scale / (1 - discount)) (discounted) or biases O(n * scale) (average);
+    # policy evaluation errs by a few hundred ulps of that, far below 1e-12 of it.
+    pi_tol = 1e-12 * scale * (1.0 / (1.0 - discount) if discount < 1.0 else n)
+    limit = 1e12 * scale
+    out = np.empty(n)
+    policy = np.ones(n, dtype=bool)
+    for x in range(n):
+        lo, hi = -scale, scale
+        adv, policy = _optimal_advantage(arm, discount, lo, policy, pi_tol)
+        while adv[x] <= 0.0 and lo > -limit:  # x must be active at lo
+            hi, lo = lo, 2.0 * lo
+            adv, policy = _optimal_advantage(arm, discount, lo, policy, pi_tol)
+        if adv[x] <= 0.0:
+            out[x] = -np.inf
+            continue
+        adv, policy = _optimal_advantage(arm, discount, hi, policy, pi_tol)
+        while adv[x] > 0.0 and hi < limit:  # x must be passive at hi
+            lo, hi = hi, 2.0 * hi
+            adv, policy = _optimal_advantage(arm, discount, hi, policy, pi_tol)
+        if adv[x] > 0.0:
+            out[x] = np.inf
+            continue
+        while hi - lo > tol:
+            mid = 0.5 * (lo + hi)
+            adv, policy = _optimal_advantage(arm, discount, mid, policy, pi_tol)
+            if adv[x] > 0.0:
+                lo = mid
+            else:
+                hi = mid
+        out[x] = 0.5 * (lo + hi)
+    return out
