@@ -316,6 +316,7 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
     j = 0
 
     active = np.ones(n, dtype=bool)
+    sign = np.ones(n)  # +1 active, -1 passive
     y = np.zeros(n)
     z = R1 - R0 + X @ R1  # a_0 of (1); y_0 = 0 so every slope is -1
     sigma = int(np.argmin(z))
@@ -340,6 +341,7 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
             row -= Ut[:j, sigma] @ Wt[:j, : X.shape[1]]
         col /= denominator
         active[sigma] = False
+        sign[sigma] = -1.0
         y += (1.0 - y[sigma]) * col
         Ut[j] = col
         Wt[j, : X.shape[1]] = row
@@ -356,26 +358,13 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
             colpos[keep] = np.arange(keep.size)
             j = 0
 
-        # --- next index, equation (2) ---------------------------------------------------------
-        slope = 1.0 - y  # advantage decreases at rate ``slope`` as lam grows
-        ratio = z / slope
-        step_active = np.where(active & (slope > _SLOPE_TOL), np.maximum(ratio, 0.0), np.inf)
-        flat = active & (np.abs(slope) <= _SLOPE_TOL) & (z <= adv_tol)
-        if flat.any():  # indifferent whatever lam: passive (ties included) from now on
-            step_active[flat] = 0.0
-        nxt = int(np.argmin(step_active))
-        step = float(step_active[nxt])
-
-        # --- indexability test: does a passive advantage turn positive before mu + step? -----
-        passive = ~active
-        rising = passive & (slope < -_SLOPE_TOL)
-        step_passive = np.where(rising, np.maximum(ratio, 0.0), np.inf)
-        positive = passive & (z > adv_tol)
-        if positive.any():
-            step_passive[positive] = 0.0
-        bad = int(np.argmin(step_passive))
-        if step_passive[bad] < step - _SUBSIDY_TOL * (scale + abs(mu)):
-            return finish(IndexStatus.NOT_INDEXABLE, bad, mu + float(step_passive[bad]))
+        # --- next index (2) and indexability test ------------------------------------------
+        slope = 1.0 - y  # the advantage decreases at rate ``slope`` as lam grows
+        ratio = z / slope  # subsidy increment at which the advantage reaches zero
+        nxt, step, bad, bad_step = _next_event(active, sign, slope, ratio, z, adv_tol)
+        if bad_step < step - _SUBSIDY_TOL * (scale + abs(mu)):
+            # a passive advantage turns positive before the next index: the passive set shrinks
+            return finish(IndexStatus.NOT_INDEXABLE, bad, mu + bad_step)
         if not np.isfinite(step):
             indices[active] = np.inf  # active is optimal for every larger subsidy
             order.extend(np.flatnonzero(active).tolist())
@@ -386,6 +375,37 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         indices[sigma] = mu
         order.append(sigma)
     return finish(IndexStatus.INDEXABLE)
+
+
+def _next_event(active, sign, slope, ratio, z, adv_tol):
+    """Next active state to cross (2) and first passive state to rise, as subsidy increments.
+
+    An active state crosses when its advantage ``z >= 0`` falls to zero (``slope > 0``); a
+    passive state violates indexability when its advantage ``z <= 0`` rises to zero
+    (``slope < 0``). Both happen after the increment ``ratio = z / slope``, i.e. when
+    ``sign * slope > 0`` with ``sign = +1`` for active and ``-1`` for passive states.
+
+    Returns ``(nxt, step, bad, bad_step)``: the active state with the smallest crossing
+    increment ``step`` (``inf`` if none) and the passive state with the smallest rising
+    increment ``bad_step`` (``inf`` if none).
+    """
+    # Fast path, taken unless some slope is ~0 or some advantage has the wrong sign beyond
+    # rounding: one pass over all states, the earliest event is an active crossing.
+    if np.abs(slope).min() > _SLOPE_TOL and (z * sign).min() >= -adv_tol:
+        steps = np.where(sign * slope > _SLOPE_TOL, ratio, np.inf)
+        first = int(np.argmin(steps))
+        if sign[first] > 0.0:  # no passive event can come before it
+            return first, max(float(steps[first]), 0.0), -1, np.inf
+    # Careful path: ties with flat advantages, wrong-sign rounding, or a passive event first.
+    step_active = np.where(active & (slope > _SLOPE_TOL), np.maximum(ratio, 0.0), np.inf)
+    flat = active & (np.abs(slope) <= _SLOPE_TOL) & (z <= adv_tol)
+    step_active[flat] = 0.0  # indifferent whatever lam: passive (ties included) from now on
+    passive = ~active
+    step_passive = np.where(passive & (slope < -_SLOPE_TOL), np.maximum(ratio, 0.0), np.inf)
+    step_passive[passive & (z > adv_tol)] = 0.0  # already prefers to be active
+    nxt = int(np.argmin(step_active))
+    bad = int(np.argmin(step_passive))
+    return nxt, float(step_active[nxt]), bad, float(step_passive[bad])
 
 
 def is_indexable(arm: RestlessArm, *, discount: float) -> bool:

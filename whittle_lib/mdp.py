@@ -1,3 +1,636 @@
-"""Placeholder: being written."""
+"""Finite Markov decision processes on sparse matrices.
 
-__all__: list[str] = []
+Rewards are maximised (a cost is a negative reward). An MDP has ``n`` states and ``A`` actions;
+action ``a`` has a transition matrix ``P[a]`` of shape ``(n, n)`` and a reward vector ``r[a]``
+of shape ``(n,)``; a boolean mask says which actions are allowed in which state.
+
+Solvers
+-------
+value_iteration
+    discounted criterion, successive approximation with the standard epsilon-optimal stop.
+relative_value_iteration
+    average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4,
+    with their relative stopping rule (and the span rule as an option).
+policy_iteration
+    discounted (Howard) and average reward; the average-reward version is Puterman's
+    *multichain* policy iteration (Puterman 1994, Sec. 9.2), which is exact on communicating
+    MDPs whose intermediate policies are multichain, such as the robots MDP.
+
+References
+----------
+.. [P94] M. L. Puterman, *Markov Decision Processes*, Wiley, 1994.
+.. [TLNC99] J. Talim, Z. Liu, P. Nain, E. G. Coffman Jr., "Controlling robots of web search
+   engines", draft of May 20, 1999 (SIGMETRICS PER 2001).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+from scipy.sparse import linalg as sparse_linalg
+
+__all__ = [
+    "FiniteMDP",
+    "DiscountedSolution",
+    "AverageSolution",
+    "PolicyEvaluation",
+    "value_iteration",
+    "relative_value_iteration",
+    "policy_iteration",
+    "evaluate_policy",
+    "policy_transition_matrix",
+    "recurrent_classes",
+    "stationary_distribution",
+]
+
+#: Tolerance on row sums of transition matrices: a few ulps of accumulated rounding.
+ROW_SUM_TOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class FiniteMDP:
+    """A finite MDP: sparse transition matrices, rewards, and the allowed actions.
+
+    Parameters
+    ----------
+    transitions : sequence of sparse or dense arrays, each of shape (n, n)
+        ``transitions[a][x, y]`` is the probability of moving from ``x`` to ``y`` under action
+        ``a``. Rows of allowed (state, action) pairs must sum to one; rows of disallowed pairs
+        are ignored.
+    rewards : array_like, shape (A, n)
+        ``rewards[a, x]`` is the one-step reward of action ``a`` in state ``x``.
+    allowed : array_like of bool, shape (A, n), optional
+        ``allowed[a, x]`` says whether action ``a`` may be used in state ``x``. Every state
+        needs at least one allowed action. Default: every action everywhere.
+
+    Raises
+    ------
+    ValueError
+        On inconsistent shapes, negative or non-finite probabilities, non-finite rewards, a
+        state with no allowed action, or an allowed row that does not sum to one (the message
+        names the action and the state).
+    """
+
+    transitions: tuple
+    rewards: np.ndarray
+    allowed: np.ndarray = None  # type: ignore[assignment]
+    _stacked: sparse.csr_array = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        mats = tuple(sparse.csr_array(P, dtype=float) for P in self.transitions)
+        if not mats:
+            raise ValueError("transitions must hold at least one action, got none")
+        n = mats[0].shape[0]
+        for a, P in enumerate(mats):
+            if P.shape != (n, n):
+                raise ValueError(f"transitions[{a}] must have shape ({n}, {n}), got {P.shape}")
+            if not np.all(np.isfinite(P.data)) or np.any(P.data < 0):
+                raise ValueError(f"transitions[{a}] must hold finite non-negative probabilities")
+        rewards = np.array(self.rewards, dtype=float)
+        if rewards.shape != (len(mats), n):
+            raise ValueError(f"rewards must have shape ({len(mats)}, {n}), got {rewards.shape}")
+        if not np.all(np.isfinite(rewards)):
+            bad = np.argwhere(~np.isfinite(rewards))[0]
+            raise ValueError(f"rewards must be finite, got {rewards[tuple(bad)]} for action "
+                             f"{bad[0]} in state {bad[1]}")
+        allowed = (np.ones((len(mats), n), dtype=bool) if self.allowed is None
+                   else np.array(self.allowed, dtype=bool))
+        if allowed.shape != (len(mats), n):
+            raise ValueError(f"allowed must have shape ({len(mats)}, {n}), got {allowed.shape}")
+        if not np.all(allowed.any(axis=0)):
+            x = int(np.flatnonzero(~allowed.any(axis=0))[0])
+            raise ValueError(f"allowed must permit at least one action in every state; "
+                             f"state {x} has none")
+        for a, P in enumerate(mats):
+            sums = np.asarray(P.sum(axis=1)).ravel()
+            bad = allowed[a] & (np.abs(sums - 1.0) > ROW_SUM_TOL)
+            if bad.any():
+                x = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"transitions[{a}] row {x} must sum to 1, got {sums[x]!r}")
+        rewards.setflags(write=False)
+        allowed.setflags(write=False)
+        object.__setattr__(self, "transitions", mats)
+        object.__setattr__(self, "rewards", rewards)
+        object.__setattr__(self, "allowed", allowed)
+        object.__setattr__(self, "_stacked", sparse.csr_array(sparse.vstack(mats)))
+
+    @property
+    def n_states(self) -> int:
+        """Number of states ``n``."""
+        return self.transitions[0].shape[0]
+
+    @property
+    def n_actions(self) -> int:
+        """Number of actions ``A``."""
+        return len(self.transitions)
+
+    def q_values(self, values: np.ndarray, discount: float = 1.0) -> np.ndarray:
+        """``r[a, x] + discount * sum_y P[a][x, y] values[y]``, ``-inf`` where not allowed."""
+        q = self.rewards + discount * (self._stacked @ values).reshape(self.n_actions, -1)
+        return np.where(self.allowed, q, -np.inf)
+
+
+@dataclass(frozen=True)
+class DiscountedSolution:
+    """Result of a discounted-reward solver.
+
+    Attributes
+    ----------
+    value : ndarray, shape (n,)
+        The optimal (or last iterate's) discounted value.
+    policy : ndarray of int, shape (n,)
+        A greedy action in each state.
+    iterations : int
+    residual : float
+        Sup norm of the last change of the value (value iteration) or 0 (policy iteration).
+    converged : bool
+    """
+
+    value: np.ndarray
+    policy: np.ndarray
+    iterations: int
+    residual: float
+    converged: bool
+
+
+@dataclass(frozen=True)
+class AverageSolution:
+    """Result of an average-reward solver.
+
+    Attributes
+    ----------
+    gain : float
+        The optimal average reward per step when it does not depend on the initial state
+        (always so for communicating MDPs); ``nan`` if it does.
+    gain_by_state : ndarray, shape (n,)
+        The optimal average reward from each initial state.
+    bias : ndarray, shape (n,)
+        A relative value (bias) ``h`` solving the optimality equation, ``h[reference] = 0``.
+    policy : ndarray of int, shape (n,)
+        An optimal (greedy) action in each state.
+    iterations : int
+    residual : float
+        Relative value iteration: the last value of the stopping statistic. Policy iteration:
+        the span of the Bellman residual ``T h - h - gain`` of the returned solution.
+    converged : bool
+    gain_bounds : tuple of float
+        ``(min_x (Th - h)(x), max_x (Th - h)(x))``, which bracket the optimal gain of a
+        weakly communicating MDP whatever ``h`` is ([P94]_, Thm. 8.5.5).
+    """
+
+    gain: float
+    gain_by_state: np.ndarray
+    bias: np.ndarray
+    policy: np.ndarray
+    iterations: int
+    residual: float
+    converged: bool
+    gain_bounds: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class PolicyEvaluation:
+    """Gain and bias of one stationary policy (possibly multichain).
+
+    Attributes
+    ----------
+    gain : ndarray, shape (n,)
+        Average reward from each initial state.
+    bias : ndarray, shape (n,)
+        A solution ``h`` of ``gain + h = r + P h`` with ``h = 0`` at one state of each
+        recurrent class.
+    classes : list of ndarray
+        The recurrent classes of the policy's chain.
+    """
+
+    gain: np.ndarray
+    bias: np.ndarray
+    classes: list
+
+
+def _check_policy(mdp: FiniteMDP, policy) -> np.ndarray:
+    policy = np.asarray(policy)
+    if policy.shape != (mdp.n_states,) or not np.issubdtype(policy.dtype, np.integer):
+        raise ValueError(f"policy must be an integer array of shape ({mdp.n_states},), "
+                         f"got {policy.dtype} array of shape {policy.shape}")
+    if np.any((policy < 0) | (policy >= mdp.n_actions)):
+        raise ValueError(f"policy actions must lie in 0..{mdp.n_actions - 1}")
+    not_allowed = ~mdp.allowed[policy, np.arange(mdp.n_states)]
+    if not_allowed.any():
+        x = int(np.flatnonzero(not_allowed)[0])
+        raise ValueError(f"policy uses action {policy[x]} in state {x}, where it is not allowed")
+    return policy
+
+
+def _check_discount(discount: float) -> float:
+    if not 0.0 < discount < 1.0:
+        raise ValueError(f"discount must lie in (0, 1), got {discount}")
+    return float(discount)
+
+
+def policy_transition_matrix(mdp: FiniteMDP, policy) -> sparse.csr_array:
+    """The transition matrix ``P_pi`` of a stationary deterministic policy (sparse, CSR)."""
+    policy = _check_policy(mdp, policy)
+    rows = mdp.n_states * policy + np.arange(mdp.n_states)
+    return sparse.csr_array(mdp._stacked[rows])
+
+
+def _greedy(q: np.ndarray, incumbent: np.ndarray | None, tol: float) -> np.ndarray:
+    """Argmax over actions; keeps the incumbent action when it is within ``tol`` of the max."""
+    best = np.argmax(q, axis=0)
+    if incumbent is None:
+        return best
+    qmax = q[best, np.arange(q.shape[1])]
+    keep = q[incumbent, np.arange(q.shape[1])] >= qmax - tol
+    return np.where(keep, incumbent, best)
+
+
+# --------------------------------------------------------------------------------------------
+# Discounted reward
+# --------------------------------------------------------------------------------------------
+
+
+def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
+                    max_iter: int = 100_000, v0=None) -> DiscountedSolution:
+    """Discounted value iteration ([P94]_, Algorithm 6.3.1).
+
+    Stops when ``||v_{k+1} - v_k||_inf < epsilon (1 - discount) / (2 discount)``, which makes the
+    greedy policy epsilon-optimal and ``v_{k+1}`` within ``epsilon / 2`` of the optimum
+    ([P94]_, Thm. 6.3.1).
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+    discount : float
+        In (0, 1).
+    epsilon : float
+        Target accuracy of the value.
+    max_iter : int
+    v0 : array_like, optional
+        Initial value, zero by default.
+
+    Returns
+    -------
+    DiscountedSolution
+    """
+    discount = _check_discount(discount)
+    v = np.zeros(mdp.n_states) if v0 is None else np.array(v0, dtype=float)
+    threshold = epsilon * (1 - discount) / (2 * discount)
+    residual = np.inf
+    for k in range(1, max_iter + 1):
+        v_new = mdp.q_values(v, discount).max(axis=0)
+        residual = float(np.max(np.abs(v_new - v)))
+        v = v_new
+        if residual < threshold:
+            break
+    converged = residual < threshold
+    if not converged:
+        warnings.warn(f"value_iteration did not converge in {max_iter} iterations "
+                      f"(residual {residual:.3g})", RuntimeWarning, stacklevel=2)
+    policy = np.argmax(mdp.q_values(v, discount), axis=0)
+    return DiscountedSolution(v, policy, k, residual, converged)
+
+
+def _policy_iteration_discounted(mdp, discount, policy, max_iter):
+    n = mdp.n_states
+    eye = sparse.identity(n, format="csc")
+    for k in range(1, max_iter + 1):
+        P = policy_transition_matrix(mdp, policy)
+        r = mdp.rewards[policy, np.arange(n)]
+        v = sparse_linalg.spsolve(sparse.csc_array(eye - discount * P), r)
+        q = mdp.q_values(v, discount)
+        new = _greedy(q, policy, tol=1e-12 * (1 + np.max(np.abs(v))))
+        if np.array_equal(new, policy):
+            return DiscountedSolution(v, policy, k, 0.0, True)
+        policy = new
+    warnings.warn(f"policy_iteration did not converge in {max_iter} iterations",
+                  RuntimeWarning, stacklevel=3)
+    return DiscountedSolution(v, policy, max_iter, np.nan, False)
+
+
+# --------------------------------------------------------------------------------------------
+# Chains: recurrent classes, stationary distributions, evaluation of a policy
+# --------------------------------------------------------------------------------------------
+
+
+def recurrent_classes(P) -> list[np.ndarray]:
+    """The recurrent (closed, irreducible) classes of a finite Markov chain.
+
+    Parameters
+    ----------
+    P : sparse or dense array, shape (n, n)
+        A stochastic matrix.
+
+    Returns
+    -------
+    list of ndarray
+        The states of each recurrent class, sorted; classes ordered by their smallest state.
+    """
+    P = sparse.csr_array(P)
+    P.eliminate_zeros()
+    _, labels = csgraph.connected_components(P, directed=True, connection="strong")
+    rows, cols = P.nonzero()
+    open_labels = np.unique(labels[rows[labels[rows] != labels[cols]]])
+    closed = np.setdiff1d(np.unique(labels), open_labels)
+    classes = [np.flatnonzero(labels == c) for c in closed]
+    return sorted(classes, key=lambda c: c[0])
+
+
+def _class_gain_and_bias(P_cc: sparse.csr_array, r_c: np.ndarray) -> tuple[float, np.ndarray]:
+    """Solve ``g + h = r + P h`` on one irreducible class with ``h[0] = 0``.
+
+    The column of ``h[0]`` (which is zero) is replaced by the column of ``g``, which makes the
+    system non-singular for an irreducible ``P_cc`` ([P94]_, Sec. 8.2.3).
+    """
+    m = P_cc.shape[0]
+    A = sparse.lil_array(sparse.identity(m, format="csr") - P_cc)
+    A[:, 0] = np.ones((m, 1))
+    sol = np.atleast_1d(sparse_linalg.spsolve(sparse.csc_array(A), r_c))
+    h = sol.copy()
+    h[0] = 0.0
+    return float(sol[0]), h
+
+
+def evaluate_policy(mdp: FiniteMDP, policy) -> PolicyEvaluation:
+    """Gain and bias of a stationary policy under the average-reward criterion.
+
+    Works for multichain policies: the gain is computed on each recurrent class and carried to
+    the transient states by ``(I - P_TT) g_T = P_TR g_R`` ([P94]_, Sec. 9.2).
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+    policy : array of int, shape (n,)
+
+    Returns
+    -------
+    PolicyEvaluation
+    """
+    policy = _check_policy(mdp, policy)
+    P = policy_transition_matrix(mdp, policy)
+    r = mdp.rewards[policy, np.arange(mdp.n_states)]
+    return _evaluate_chain(P, r)
+
+
+def _evaluate_chain(P: sparse.csr_array, r: np.ndarray) -> PolicyEvaluation:
+    n = P.shape[0]
+    classes = recurrent_classes(P)
+    gain = np.empty(n)
+    bias = np.empty(n)
+    recurrent = np.zeros(n, dtype=bool)
+    for c in classes:
+        g, h = _class_gain_and_bias(sparse.csr_array(P[c][:, c]), r[c])
+        gain[c] = g
+        bias[c] = h
+        recurrent[c] = True
+    T = np.flatnonzero(~recurrent)
+    if T.size:
+        R = np.flatnonzero(recurrent)
+        A = sparse.csc_array(sparse.identity(T.size, format="csr") - P[T][:, T])
+        P_TR = P[T][:, R]
+        gain[T] = np.atleast_1d(sparse_linalg.spsolve(A, P_TR @ gain[R]))
+        bias[T] = np.atleast_1d(sparse_linalg.spsolve(A, r[T] - gain[T] + P_TR @ bias[R]))
+    return PolicyEvaluation(gain, bias, classes)
+
+
+def stationary_distribution(P) -> np.ndarray:
+    """The stationary distribution of a unichain Markov chain.
+
+    Parameters
+    ----------
+    P : sparse or dense array, shape (n, n)
+        A stochastic matrix with exactly one recurrent class (transient states allowed).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Zero on transient states.
+
+    Raises
+    ------
+    ValueError
+        If the chain has more than one recurrent class (the stationary distribution then
+        depends on the initial state).
+    """
+    P = sparse.csr_array(P, dtype=float)
+    classes = recurrent_classes(P)
+    if len(classes) != 1:
+        raise ValueError(f"P must be unichain, got {len(classes)} recurrent classes")
+    c = classes[0]
+    P_cc = sparse.csr_array(P[c][:, c])
+    m = c.size
+    # pi (I - P) = 0 with sum(pi) = 1: replace one (redundant) balance equation by the norm.
+    A = sparse.lil_array((sparse.identity(m, format="csr") - P_cc).T)
+    A[0, :] = np.ones((1, m))
+    b = np.zeros(m)
+    b[0] = 1.0
+    pi_c = np.atleast_1d(sparse_linalg.spsolve(sparse.csc_array(A), b))
+    pi = np.zeros(P.shape[0])
+    pi[c] = np.clip(pi_c, 0.0, None)
+    return pi / pi.sum()
+
+
+# --------------------------------------------------------------------------------------------
+# Average reward
+# --------------------------------------------------------------------------------------------
+
+
+def _gain_bounds(mdp: FiniteMDP, h: np.ndarray) -> tuple[float, float]:
+    d = mdp.q_values(h).max(axis=0) - h
+    return float(d.min()), float(d.max())
+
+
+def relative_value_iteration(
+    mdp: FiniteMDP,
+    *,
+    tau: float = 1.0,
+    reference_state: int = 0,
+    tol: float = 1e-5,
+    stopping: Literal["relative", "span"] = "relative",
+    max_iter: int = 1_000_000,
+    h0=None,
+) -> AverageSolution:
+    """Relative value iteration with damping, as in Proposition 4 of [TLNC99]_.
+
+    Iterates, from ``h_0`` with ``h_0(x_hat) = 0``,
+
+    .. math:: h_{k+1}(x) = (1-\\tau) h_k(x) + \\tau \\big(T h_k(x) - T h_k(\\hat x)\\big),
+              \\quad T h(x) = \\max_a \\{ r(x, a) + \\sum_y p_{xy}(a) h(y) \\}
+
+    (the paper minimises costs; here rewards are maximised, ``r = -c``). The damping ``tau``
+    is the aperiodicity transformation ([P94]_, Sec. 8.5.4): it leaves the bias and the
+    optimal policy unchanged and makes every chain aperiodic.
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+        Weakly communicating (e.g. communicating) for the limit to exist.
+    tau : float
+        Damping in (0, 1]; the paper uses 0.99999.
+    reference_state : int
+        The state ``x_hat`` whose relative value is pinned to zero.
+    tol : float
+        Threshold of the stopping statistic.
+    stopping : {"relative", "span"}
+        ``"relative"`` is the paper's rule, ``max_x |(h_{k+1}(x) - h_k(x)) / h_k(x)| < tol``,
+        taken over ``x != x_hat`` (where ``h_k = 0`` always); a ratio with ``h_k(x) = 0`` counts
+        as infinite unless ``h_{k+1}(x) = 0`` too. ``"span"`` is the classical rule
+        ``sp(T h_k - h_k) < tol``, which bounds the error of the gain by ``tol``
+        ([P94]_, Thm. 8.5.5).
+    max_iter : int
+    h0 : array_like, optional
+        Initial relative values (zero by default); ``h0[reference_state]`` is set to zero.
+
+    Returns
+    -------
+    AverageSolution
+        ``gain`` is ``T h(x_hat)`` at the last iterate. (The paper writes
+        ``theta = tau T(h)(x_hat)``; at the fixed point ``h(x_hat) = 0`` and the gain is
+        ``T h(x_hat)`` itself, ``tau T h(x_hat)`` being the gain of the damped chain. With
+        ``tau = 0.99999`` the two differ in the fifth significant digit at most.)
+
+    Warns
+    -----
+    RuntimeWarning
+        If the stopping rule is not met within ``max_iter`` iterations.
+
+    Notes
+    -----
+    The relative rule looks at the change of ``h`` only, not at the gain; it stops early when
+    ``h`` is large. The returned ``gain_bounds`` tell how accurate the gain actually is.
+    """
+    if not 0.0 < tau <= 1.0:
+        raise ValueError(f"tau must lie in (0, 1], got {tau}")
+    if not 0 <= reference_state < mdp.n_states:
+        raise ValueError(f"reference_state must lie in 0..{mdp.n_states - 1}, "
+                         f"got {reference_state}")
+    if stopping not in ("relative", "span"):
+        raise ValueError(f"stopping must be 'relative' or 'span', got {stopping!r}")
+    if tol <= 0:
+        raise ValueError(f"tol must be positive, got {tol}")
+    h = np.zeros(mdp.n_states) if h0 is None else np.array(h0, dtype=float)
+    h[reference_state] = 0.0
+    others = np.ones(mdp.n_states, dtype=bool)
+    others[reference_state] = False
+    statistic = np.inf
+    for k in range(1, max_iter + 1):
+        Th = mdp.q_values(h).max(axis=0)
+        h_new = (1 - tau) * h + tau * (Th - Th[reference_state])
+        if stopping == "relative":
+            delta = np.abs(h_new[others] - h[others])
+            base = np.abs(h[others])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(base > 0, delta / base, np.where(delta > 0, np.inf, 0.0))
+            statistic = float(ratio.max()) if ratio.size else 0.0
+        else:
+            diff = Th - h
+            statistic = float(diff.max() - diff.min())
+        h = h_new
+        if statistic < tol:
+            break
+    converged = statistic < tol
+    if not converged:
+        warnings.warn(f"relative_value_iteration did not meet its stopping rule in {max_iter} "
+                      f"iterations (statistic {statistic:.3g})", RuntimeWarning, stacklevel=2)
+    q = mdp.q_values(h)
+    policy = np.argmax(q, axis=0)
+    gain = float(q.max(axis=0)[reference_state])
+    return AverageSolution(
+        gain=gain,
+        gain_by_state=np.full(mdp.n_states, gain),
+        bias=h,
+        policy=policy,
+        iterations=k,
+        residual=statistic,
+        converged=converged,
+        gain_bounds=_gain_bounds(mdp, h),
+    )
+
+
+def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
+                              reference_state: int) -> AverageSolution:
+    """Multichain policy iteration ([P94]_, Algorithm 9.2.1), maximising."""
+    cols = np.arange(mdp.n_states)
+    for k in range(1, max_iter + 1):
+        ev = evaluate_policy(mdp, policy)
+        scale = 1.0 + float(np.max(np.abs(ev.bias))) + float(np.max(np.abs(ev.gain)))
+        tol = 1e-11 * scale
+        # First improve the gain: maximise sum_y p_xy(a) g(y), keeping the incumbent on ties.
+        qg = mdp.q_values(ev.gain) - mdp.rewards  # P g, -inf where not allowed
+        new = _greedy(qg, policy, tol)
+        if np.array_equal(new, policy):
+            # Then improve the bias among the gain-maximising actions.
+            qh = mdp.q_values(ev.bias)
+            qh = np.where(qg >= qg[policy, cols] - tol, qh, -np.inf)
+            new = _greedy(qh, policy, tol)
+            if np.array_equal(new, policy):
+                break
+        policy = new
+    else:
+        warnings.warn(f"policy_iteration did not converge in {max_iter} iterations",
+                      RuntimeWarning, stacklevel=3)
+        return _average_solution(mdp, ev, policy, max_iter, False, reference_state)
+    return _average_solution(mdp, ev, policy, k, True, reference_state)
+
+
+def _average_solution(mdp, ev: PolicyEvaluation, policy, iterations, converged,
+                      reference_state) -> AverageSolution:
+    g = ev.gain
+    constant = bool(np.ptp(g) <= 1e-9 * (1.0 + np.max(np.abs(g))))
+    h = ev.bias - ev.bias[reference_state] if constant else ev.bias
+    gain = float(g[reference_state]) if constant else float("nan")
+    if constant:
+        residual_vec = mdp.q_values(h).max(axis=0) - h - gain
+        residual = float(np.ptp(residual_vec))
+    else:
+        residual = float("nan")
+    return AverageSolution(
+        gain=gain,
+        gain_by_state=g,
+        bias=h,
+        policy=policy,
+        iterations=iterations,
+        residual=residual,
+        converged=converged,
+        gain_bounds=_gain_bounds(mdp, h),
+    )
+
+
+def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
+                     max_iter: int = 1_000, reference_state: int = 0):
+    """Policy iteration, discounted or average reward.
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+    discount : float
+        In (0, 1) for the discounted criterion ([P94]_, Algorithm 6.4.1); ``1.0`` for the
+        average reward, solved by multichain policy iteration ([P94]_, Algorithm 9.2.1): each
+        policy is evaluated exactly on each of its recurrent classes (sparse LU), the gain is
+        improved first and the bias second, the incumbent action is kept on ties. It is exact
+        for any finite MDP, multichain policies included.
+    policy0 : array of int, shape (n,), optional
+        Initial policy; by default the first allowed action in each state.
+    max_iter : int
+    reference_state : int
+        Average reward: the state where the returned bias is zero.
+
+    Returns
+    -------
+    DiscountedSolution or AverageSolution
+    """
+    if policy0 is None:
+        policy = np.argmax(mdp.allowed, axis=0)
+    else:
+        policy = _check_policy(mdp, policy0).copy()
+    if discount == 1.0:
+        if not 0 <= reference_state < mdp.n_states:
+            raise ValueError(f"reference_state must lie in 0..{mdp.n_states - 1}, "
+                             f"got {reference_state}")
+        return _policy_iteration_average(mdp, policy, max_iter, reference_state)
+    return _policy_iteration_discounted(mdp, _check_discount(discount), policy, max_iter)

@@ -1,3 +1,57 @@
-"""Placeholder: being written."""
+"""One figure style for the collection, and saving figures reproducibly.
 
-__all__: list[str] = []
+Figures are written as PNG without the metadata that changes between runs, so that rerunning
+an unchanged notebook leaves ``git status`` clean.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+
+from .replication import output_root
+
+__all__ = ["STYLE", "use_style", "save_figure"]
+
+#: rcParams of the collection's figures.
+STYLE = {
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 120,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.size": 10,
+    "legend.frameon": False,
+    "image.cmap": "viridis",
+}
+
+
+def use_style() -> None:
+    """Apply :data:`STYLE` to matplotlib's global rcParams (call once, in a notebook)."""
+    mpl.rcParams.update(STYLE)
+
+
+def save_figure(fig: plt.Figure, notebook: str, name: str) -> Path:
+    """Save ``fig`` as ``figures/<notebook>/<name>.png`` under the output root.
+
+    Written to a temporary file first and renamed, with no timestamp or software version in
+    the PNG, so the bytes depend only on the figure.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+    """
+    if not name or "/" in name or name.endswith(".png"):
+        raise ValueError(f"name must be a bare file stem like 'fig2_gamma', got {name!r}")
+    path = output_root() / "figures" / notebook / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp.png")
+    fig.savefig(tmp, format="png", metadata={"Software": None}, bbox_inches="tight")
+    os.replace(tmp, path)
+    return path

@@ -1,3 +1,394 @@
-"""Placeholder: being written."""
+"""Compare a notebook's numbers with the paper's, write the results file, render the report.
 
-__all__: list[str] = []
+Every notebook ``NN_name`` has ``data/expected/NN_name.csv`` (numbers and claims transcribed
+from the paper) and writes ``data/results/NN_name.csv`` in the same long format, one row per
+reported number (``DESIGN.md``, "The results record"):
+
+``item, setting, quantity, paper, replicated, tolerance, status, note``
+
+A row is keyed by ``(item, setting, quantity)``. A number is ``reproduced`` when
+``|paper - replicated| <= tolerance`` and ``deviates`` otherwise; a deviation must carry a
+diagnosis. Qualitative claims are ``claim-holds`` or ``claim-fails``; numbers the paper does not
+report are ``new``.
+
+Where files go: reading uses :func:`project_root` (the folder holding ``data/expected``);
+writing uses :func:`output_root`, which is the project root unless the environment variable
+``WHITTLE_OUTPUT_ROOT`` names a staging folder (``tools/run_notebook.py`` sets it so that a run
+that fails halfway overwrites nothing).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from enum import Enum
+from pathlib import Path
+from typing import Iterable, Mapping
+
+__all__ = [
+    "Status",
+    "Row",
+    "COLUMNS",
+    "project_root",
+    "output_root",
+    "load_expected",
+    "setting",
+    "parse_setting",
+    "Comparison",
+    "write_results",
+    "read_results",
+    "summary_table",
+    "status_counts",
+    "render_report",
+    "render_status_table",
+]
+
+COLUMNS = ("item", "setting", "quantity", "paper", "replicated", "tolerance", "status", "note")
+
+
+class Status(str, Enum):
+    """Status of a results row (``DESIGN.md``)."""
+
+    REPRODUCED = "reproduced"
+    DEVIATES = "deviates"
+    NEW = "new"
+    CLAIM_HOLDS = "claim-holds"
+    CLAIM_FAILS = "claim-fails"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of an expected or results table.
+
+    ``paper`` and ``replicated`` are kept as text, exactly as printed (the paper) or formatted
+    (ours); ``tolerance`` is a float (``nan`` when the row is not numeric).
+    """
+
+    item: str
+    setting: str
+    quantity: str
+    paper: str = ""
+    replicated: str = ""
+    tolerance: float = math.nan
+    status: str = ""
+    note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.item, self.setting, self.quantity)
+
+    def as_record(self) -> dict[str, str]:
+        tol = "" if math.isnan(self.tolerance) else f"{self.tolerance:g}"
+        return {"item": self.item, "setting": self.setting, "quantity": self.quantity,
+                "paper": self.paper, "replicated": self.replicated, "tolerance": tol,
+                "status": self.status, "note": self.note}
+
+
+def project_root(start: str | os.PathLike | None = None) -> Path:
+    """The collection's root: ``WHITTLE_PROJECT_ROOT``, else the nearest folder upward from
+    ``start`` (default: the working directory) that holds ``data/expected``."""
+    env = os.environ.get("WHITTLE_PROJECT_ROOT")
+    if env:
+        return Path(env)
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "data" / "expected").is_dir():
+            return folder
+    raise FileNotFoundError(f"no folder holding data/expected above {here}; "
+                            f"set WHITTLE_PROJECT_ROOT")
+
+
+def output_root() -> Path:
+    """Where results and figures are written: ``WHITTLE_OUTPUT_ROOT`` or the project root."""
+    env = os.environ.get("WHITTLE_OUTPUT_ROOT")
+    return Path(env) if env else project_root()
+
+
+def _parse_tolerance(text: str, where: str) -> float:
+    if text.strip() == "":
+        return math.nan
+    try:
+        tol = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: tolerance must be a number, got {text!r}") from None
+    if tol < 0:
+        raise ValueError(f"{where}: tolerance must be >= 0, got {tol}")
+    return tol
+
+
+def _read_rows(path: Path) -> list[Row]:
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = {"item", "setting", "quantity", "paper", "tolerance", "note"} - set(
+            reader.fieldnames or [])
+        if missing:
+            raise ValueError(f"{path}: missing columns {sorted(missing)}")
+        rows = []
+        for i, rec in enumerate(reader, start=2):
+            rows.append(Row(
+                item=rec["item"], setting=rec["setting"], quantity=rec["quantity"],
+                paper=rec["paper"], replicated=rec.get("replicated", "") or "",
+                tolerance=_parse_tolerance(rec["tolerance"], f"{path}:{i}"),
+                status=rec.get("status", "") or "", note=rec["note"]))
+    dup = [k for k, c in Counter(r.key for r in rows).items() if c > 1]
+    if dup:
+        raise ValueError(f"{path}: duplicate rows {dup[:3]}")
+    return rows
+
+
+def load_expected(notebook: str) -> list[Row]:
+    """Read ``data/expected/<notebook>.csv``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ValueError
+        On a missing column, a bad tolerance or a duplicated ``(item, setting, quantity)``.
+    """
+    return _read_rows(project_root() / "data" / "expected" / f"{notebook}.csv")
+
+
+def read_results(path: str | os.PathLike) -> list[Row]:
+    """Read a results file written by :func:`write_results`."""
+    return _read_rows(Path(path))
+
+
+def setting(**params) -> str:
+    """The ``setting`` column: ``key=value`` pairs joined by ``;`` in the order given.
+
+    Floats are written in their shortest exact form (``0.1``, ``1.4``), so a setting built from
+    the same parameters is always the same string.
+
+    >>> setting(lam=0.01, K=5, gamma=0.4)
+    'lam=0.01;K=5;gamma=0.4'
+    """
+    def fmt(v):
+        if isinstance(v, float) and v.is_integer():
+            return str(int(v))
+        return repr(v) if isinstance(v, float) else str(v)
+    return ";".join(f"{k}={fmt(v)}" for k, v in params.items())
+
+
+def parse_setting(text: str) -> dict[str, str]:
+    """Inverse of :func:`setting`: ``"lam=0.01;K=5"`` -> ``{"lam": "0.01", "K": "5"}``.
+
+    Values stay text, as printed; convert them where they are used.
+
+    >>> parse_setting("lambda=0.01;K=5;gamma=1.13")
+    {'lambda': '0.01', 'K': '5', 'gamma': '1.13'}
+    """
+    out = {}
+    for part in filter(None, text.split(";")):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"setting must be key=value pairs joined by ';', got {text!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _decimals(text: str) -> int:
+    m = re.fullmatch(r"\s*-?\d*(?:\.(\d+))?\s*", text)
+    return len(m.group(1) or "") if m else 6
+
+
+def _format(value, decimals: int) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int,)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return f"{value:.{decimals}f}"
+
+
+class Comparison:
+    """Collects a notebook's results against the paper's expected table.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's name, e.g. ``"05_robot_queue"``; its expected table is loaded.
+    expected : list of Row, optional
+        Use these rows instead of reading ``data/expected/<notebook>.csv`` (for tests).
+
+    Examples
+    --------
+    >>> cmp = Comparison("demo", expected=[Row("Table 1", "K=5", "C_s", "0.40000", tolerance=5e-6,
+    ...                                        note="printed to 5 decimals")])
+    >>> cmp.number("Table 1", "K=5", "C_s", 0.4).status
+    'reproduced'
+    """
+
+    def __init__(self, notebook: str, expected: list[Row] | None = None):
+        self.notebook = notebook
+        self.expected = {r.key: r for r in (load_expected(notebook) if expected is None
+                                             else expected)}
+        self._rows: dict[tuple[str, str, str], Row] = {}
+
+    def _expected(self, key) -> Row:
+        if key not in self.expected:
+            raise KeyError(f"{key} is not in data/expected/{self.notebook}.csv")
+        return self.expected[key]
+
+    def _add(self, row: Row) -> Row:
+        if row.key in self._rows:
+            raise ValueError(f"{row.key} recorded twice")
+        self._rows[row.key] = row
+        return row
+
+    def number(self, item: str, setting: str, quantity: str, value,
+               *, diagnosis: str = "", extra_decimals: int = 2) -> Row:
+        """Record our value of a number the paper reports.
+
+        The status is ``reproduced`` if ``|paper - value| <= tolerance`` (the tolerance of the
+        expected row), ``deviates`` otherwise, in which case ``diagnosis`` is required and
+        appended to the note. ``value`` is written with ``extra_decimals`` more decimals than
+        the paper printed.
+        """
+        exp = self._expected((item, setting, quantity))
+        paper = float(exp.paper)
+        value = float(value)
+        ok = abs(paper - value) <= exp.tolerance * (1 + 1e-9)
+        if not ok and not diagnosis:
+            raise ValueError(f"{exp.key} deviates (paper {exp.paper}, ours {value:.6g}) and "
+                             f"needs a diagnosis")
+        note = exp.note if ok else f"{exp.note} DEVIATES: {diagnosis}".strip()
+        text = (str(int(value)) if _decimals(exp.paper) == 0 and value == int(value)
+                else _format(value, _decimals(exp.paper) + extra_decimals))
+        return self._add(replace(exp, replicated=text,
+                                 status=(Status.REPRODUCED if ok else Status.DEVIATES).value,
+                                 note=note))
+
+    def claim(self, item: str, setting: str, quantity: str, holds: bool, evidence: str,
+              value="") -> Row:
+        """Record whether a claim of the paper (a row of the expected table) holds."""
+        exp = self._expected((item, setting, quantity))
+        if not evidence:
+            raise ValueError(f"{exp.key}: a claim needs its evidence")
+        status = Status.CLAIM_HOLDS if holds else Status.CLAIM_FAILS
+        text = value if isinstance(value, str) else _format(value, 5)
+        return self._add(replace(exp, replicated=text, status=status.value,
+                                 note=f"{exp.note} {evidence}".strip()))
+
+    def new(self, item: str, setting: str, quantity: str, value, note: str,
+            decimals: int = 5) -> Row:
+        """Record a number of ours that the paper does not report."""
+        if not note:
+            raise ValueError(f"({item}, {setting}, {quantity}): a new row needs a note")
+        text = value if isinstance(value, str) else _format(value, decimals)
+        return self._add(Row(item, setting, quantity, "", text, math.nan, Status.NEW.value,
+                             note))
+
+    @property
+    def rows(self) -> list[Row]:
+        """Recorded rows: expected ones in the expected table's order, then new ones."""
+        order = {k: i for i, k in enumerate(self.expected)}
+        return sorted(self._rows.values(),
+                      key=lambda r: (order.get(r.key, len(order)),))
+
+    def missing(self) -> list[tuple[str, str, str]]:
+        """Expected rows that have not been recorded yet."""
+        return [k for k in self.expected if k not in self._rows]
+
+    def write(self) -> Path:
+        """Write ``data/results/<notebook>.csv`` under :func:`output_root`.
+
+        Raises
+        ------
+        ValueError
+            If an expected row has not been recorded: every number of the paper must appear.
+        """
+        missing = self.missing()
+        if missing:
+            raise ValueError(f"{len(missing)} expected rows not recorded, e.g. {missing[:3]}")
+        return write_results(self.notebook, self.rows)
+
+
+def write_results(notebook: str, rows: Iterable[Row]) -> Path:
+    """Write rows to ``data/results/<notebook>.csv`` (atomically: temp file, then rename)."""
+    path = output_root() / "data" / "results" / f"{notebook}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row.as_record())
+    tmp = path.with_suffix(".csv.tmp")
+    tmp.write_text(buf.getvalue(), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def status_counts(rows: Iterable[Row]) -> dict[str, int]:
+    """Number of rows of each status, in the order of :class:`Status`."""
+    c = Counter(r.status for r in rows)
+    return {s.value: c.get(s.value, 0) for s in Status}
+
+
+def summary_table(rows: Iterable[Row], *, max_note: int = 0) -> str:
+    """A fixed-width text table of the rows (what a notebook's summary cell prints).
+
+    Deterministic: no timings, values as written in the results file. ``max_note`` > 0 adds
+    the start of each note.
+    """
+    rows = list(rows)
+    cols = ["item", "setting", "quantity", "paper", "replicated", "status"]
+    data = [[r.item, r.setting, r.quantity, r.paper, r.replicated, r.status] for r in rows]
+    if max_note:
+        cols.append("note")
+        data = [d + [(r.note[:max_note] + ("..." if len(r.note) > max_note else ""))]
+                for d, r in zip(data, rows)]
+    widths = [max([len(c)] + [len(d[i]) for d in data]) for i, c in enumerate(cols)]
+    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(v.ljust(w) for v, w in zip(d, widths)).rstrip() for d in data]
+    counts = status_counts(rows)
+    out.append("")
+    out.append(", ".join(f"{v} {k}" for k, v in counts.items() if v))
+    return "\n".join(out)
+
+
+def render_status_table(results: Mapping[str, list[Row]]) -> str:
+    """Markdown table: one line per notebook with its counts of each status."""
+    head = "| notebook | " + " | ".join(s.value for s in Status) + " |"
+    sep = "|---|" + "---:|" * len(Status)
+    lines = [head, sep]
+    for nb, rows in results.items():
+        counts = status_counts(rows)
+        lines.append(f"| `{nb}` | " + " | ".join(str(counts[s.value]) for s in Status) + " |")
+    return "\n".join(lines)
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_report(results: Mapping[str, list[Row]]) -> str:
+    """``REPLICATION.md``: the status table, then per notebook its deviations and claims."""
+    out = ["# Replication status", "",
+           "Generated by `make report` from `data/results/*.csv`; do not edit by hand.", "",
+           render_status_table(results), ""]
+    for nb, rows in results.items():
+        out += [f"## `{nb}`", ""]
+        for title, statuses in (("Deviations", {"deviates"}),
+                                ("Claims", {"claim-holds", "claim-fails"}),
+                                ("New results", {"new"})):
+            sel = [r for r in rows if r.status in statuses]
+            if not sel:
+                continue
+            out += [f"### {title}", "", "| item | setting | quantity | paper | ours | status | note |",
+                    "|---|---|---|---|---|---|---|"]
+            out += [f"| {_md_escape(r.item)} | {_md_escape(r.setting)} | "
+                    f"{_md_escape(r.quantity)} | {r.paper} | {r.replicated} | {r.status} | "
+                    f"{_md_escape(r.note)} |" for r in sel]
+            out.append("")
+        n_rep = sum(r.status == "reproduced" for r in rows)
+        out += [f"{n_rep} of {sum(r.paper != '' and r.status in ('reproduced', 'deviates') for r in rows)} "
+                f"printed numbers reproduced within their tolerance.", ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,120 @@
+"""Run one notebook with papermill so that a failed run overwrites nothing.
+
+    python tools/run_notebook.py 05_robot_queue [--kernel NAME] [--cell-timeout S] [-p name value]...
+
+The notebook runs with ``notebooks/`` as working directory into ``build/stage/<name>/``; the
+environment variable ``WHITTLE_OUTPUT_ROOT`` points the library's writers
+(``whittle_lib.replication.write_results``, ``whittle_lib.plotting.save_figure``) to the same
+staging folder. Only when every cell has run and the results file exists are the notebook
+(stripped of volatile metadata), its figures folder and its results file moved into place. On
+failure the staging folder is kept for inspection and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Metadata that changes from run to run without the notebook changing.
+VOLATILE_NOTEBOOK_METADATA = ("papermill", "widgets")
+VOLATILE_CELL_METADATA = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
+
+
+def strip_volatile(nb) -> None:
+    """Remove papermill's run record, timings and widget state, in place."""
+    for key in VOLATILE_NOTEBOOK_METADATA:
+        nb.metadata.pop(key, None)
+    for cell in nb.cells:
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+        # papermill adds an empty tags list to every cell; keep real tags only
+        if cell.metadata.get("tags") == []:
+            del cell.metadata["tags"]
+
+
+def _literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _replace_dir(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    old = dst.with_name(dst.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if dst.exists():
+        os.replace(dst, old)
+    os.replace(src, dst)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def run(name: str, kernel: str, cell_timeout: int, parameters: dict) -> int:
+    import nbformat
+    import papermill
+
+    source = ROOT / "notebooks" / f"{name}.ipynb"
+    if not source.exists():
+        print(f"no notebook {source.relative_to(ROOT)}", file=sys.stderr)
+        return 2
+    stage = ROOT / "build" / "stage" / name
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "notebooks").mkdir(parents=True)
+    staged_nb = stage / "notebooks" / f"{name}.ipynb"
+    os.environ["WHITTLE_OUTPUT_ROOT"] = str(stage)
+    os.environ["WHITTLE_PROJECT_ROOT"] = str(ROOT)
+    os.environ.setdefault("MPLBACKEND", "agg")
+    print(f"running {source.relative_to(ROOT)} (kernel {kernel}, cell limit {cell_timeout} s)")
+    try:
+        papermill.execute_notebook(
+            str(source), str(staged_nb), parameters=parameters or None, kernel_name=kernel,
+            cwd=str(ROOT / "notebooks"), execution_timeout=cell_timeout, progress_bar=False,
+            log_output=False, request_save_on_cell_execute=False)
+    except Exception as exc:  # papermill raises its own error types, and kernel errors
+        print(f"FAILED: {name}: {exc}", file=sys.stderr)
+        print(f"the stored notebook, figures and results are unchanged; the partial run is in "
+              f"{stage.relative_to(ROOT)}", file=sys.stderr)
+        return 1
+    results = stage / "data" / "results" / f"{name}.csv"
+    if not results.exists():
+        print(f"FAILED: {name} ran but wrote no data/results/{name}.csv", file=sys.stderr)
+        return 1
+    nb = nbformat.read(staged_nb, as_version=4)
+    strip_volatile(nb)
+    nbformat.write(nb, staged_nb)
+    # Everything is complete: move into place, results and figures first, notebook last.
+    (ROOT / "data" / "results").mkdir(parents=True, exist_ok=True)
+    os.replace(results, ROOT / "data" / "results" / f"{name}.csv")
+    figures = stage / "figures" / name
+    if figures.exists():
+        _replace_dir(figures, ROOT / "figures" / name)
+    os.replace(staged_nb, source)
+    shutil.rmtree(stage)
+    print(f"ok: notebooks/{name}.ipynb, data/results/{name}.csv, figures/{name}/")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", help="notebook name without .ipynb, e.g. 05_robot_queue")
+    parser.add_argument("--kernel", default="whittle-lib")
+    parser.add_argument("--cell-timeout", type=int, default=600)
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
+                        metavar=("NAME", "VALUE"),
+                        help="papermill parameter (VALUE read as a Python literal)")
+    args = parser.parse_args(argv)
+    params = {k: _literal(v) for k, v in args.parameter}
+    return run(args.name, args.kernel, args.cell_timeout, params)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
