@@ -83,9 +83,10 @@ class IndexStatus(enum.Enum):
         the passive set shrinks at some subsidy: the Whittle index does not exist. The result
         names the first state that leaves the passive set and the subsidy where it does.
     MULTICHAIN
-        average reward only: a policy met on the way has several recurrent classes, so the
-        gain depends on the initial state and the unichain computation is ill-posed; try a
-        discount close to one.
+        average reward: a policy met on the way has several recurrent classes, so the gain
+        depends on the initial state and the unichain computation is ill-posed; try a
+        discount close to one. (Discounted: a policy system numerically singular, which
+        needs a discount within rounding of one.)
     """
 
     INDEXABLE = "indexable"
@@ -276,9 +277,9 @@ def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
                       f"{result.violation_subsidy:.6g}; indices after that point are nan",
                       stacklevel=2)
     elif result.status is IndexStatus.MULTICHAIN:
-        warnings.warn("average reward is ill-posed for this arm: a policy met while computing "
-                      "the indices is multichain; indices not computed are nan (try a "
-                      "discount close to 1)", stacklevel=2)
+        warnings.warn(f"ill-posed (discount={discount}): a policy met while computing the "
+                      "indices is multichain (or numerically singular); indices not computed "
+                      "are nan (for average reward, try a discount close to 1)", stacklevel=2)
     return result
 
 
@@ -302,8 +303,8 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
     lu, piv, info = lapack.dgetrf(a0, overwrite_a=True)
     rcond = lapack.dgecon(lu, anorm, norm="1")[0] if info == 0 else 0.0
     if info != 0 or rcond < _RCOND_TOL:
-        if discount < 1.0:  # I - beta P is a non-singular M-matrix: cannot happen
-            raise np.linalg.LinAlgError(f"policy matrix singular (rcond={rcond:.3g})")
+        # average reward: multichain all-active policy; discounted (I - beta P is a
+        # non-singular M-matrix) only when beta is within rounding of 1
         return finish(IndexStatus.MULTICHAIN)
     # X_0^T = A_0^{-T} Delta^T: one LU solve with n right-hand sides (trans=1).
     xt, info = lapack.dgetrs(lu, piv, delta.T, trans=1, overwrite_b=True)
@@ -318,7 +319,7 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
     active = np.ones(n, dtype=bool)
     sign = np.ones(n)  # +1 active, -1 passive
     y = np.zeros(n)
-    z = R1 - R0 + X @ R1  # a_0 of (1); y_0 = 0 so every slope is -1
+    z = R1 - R0 + X @ R1  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
     sigma = int(np.argmin(z))
     mu = float(z[sigma])
     z -= mu
@@ -332,10 +333,8 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         if j:
             col -= Ut[:j].T @ Wt[:j, p]
         denominator = 1.0 + col[sigma]
-        if denominator <= _PIVOT_TOL:
-            if discount < 1.0:  # ratio of determinants of two M-matrices: positive
-                raise np.linalg.LinAlgError(f"Sherman-Morrison denominator {denominator:.3g}")
-            return finish(IndexStatus.MULTICHAIN)
+        if denominator <= _PIVOT_TOL:  # the next policy is multichain (or, discounted,
+            return finish(IndexStatus.MULTICHAIN)  # numerically so: beta too close to 1)
         row = X[sigma].copy()
         if j:
             row -= Ut[:j, sigma] @ Wt[:j, : X.shape[1]]
