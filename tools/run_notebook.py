@@ -39,10 +39,13 @@ def strip_volatile(nb) -> None:
 
 
 def _literal(text: str):
+    """A parameter value as a Python literal; tuples become lists (papermill renders only
+    lists, it would pass a tuple as its string)."""
     try:
-        return ast.literal_eval(text)
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _replace_dir(src: Path, dst: Path) -> None:

@@ -349,6 +349,9 @@ class RobotsStateSpace:
 
     def state(self, q: int, r: int, s: int) -> int:
         """Position of ``(q, r, s)``; ``ValueError`` if it is not a state of the MDP."""
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                   for v in (q, r, s)):
+            raise ValueError(f"(q, r, s) must be three integers, got ({q!r}, {r!r}, {s!r})")
         if not (0 <= q <= self.K and 0 <= r <= self.N and s in (0, 1, 2)) \
                 or self.index[q, r, s] < 0:
             raise ValueError(f"(q, r, s) = ({q}, {r}, {s}) is not a state of the MDP "

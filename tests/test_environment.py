@@ -1,0 +1,91 @@
+"""The environment files agree, and every notebook has what the pipeline needs."""
+
+import csv
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from whittle_lib import replication
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pyproject_dependencies() -> set[str]:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    deps = meta["dependencies"] + [d for extra in meta["optional-dependencies"].values()
+                                   for d in extra]
+    return {_norm(re.split(r"[ ;<>=!~\[]", d)[0]) for d in deps}
+
+
+def _constraints() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / "requirements" / "constraints.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = line.split("==")
+            out[_norm(name)] = version
+    return out
+
+
+def _environment_yml() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / "environment.yml").read_text().splitlines():
+        m = re.match(r"\s*-\s+([A-Za-z0-9_.\-]+)\s*(==?)\s*([^\s#]+)", line)
+        if m and _norm(m.group(1)) != "python":
+            out[_norm(m.group(1))] = m.group(3)
+    return out
+
+
+def test_environment_yml_lists_the_pyproject_dependencies():
+    assert set(_environment_yml()) == _pyproject_dependencies()
+
+
+def test_environment_yml_pins_the_locked_versions():
+    locked = _constraints()
+    for name, version in _environment_yml().items():
+        assert locked.get(name) == version, name
+
+
+def test_every_dependency_is_locked():
+    assert _pyproject_dependencies() <= set(_constraints())
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_has_one_parameters_cell_and_a_checked_summary(nb):
+    cells = json.loads(nb.read_text())["cells"]
+    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
+    assert sum("parameters" in t for t in tags) == 1
+    assert sum("nbval-check-output" in t for t in tags) >= 1
+    assert json.loads(nb.read_text())["metadata"]["kernelspec"]["name"] == "whittle-lib"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_stored_without_volatile_metadata(nb):
+    data = json.loads(nb.read_text())
+    assert "papermill" not in data["metadata"]
+    for cell in data["cells"]:
+        assert not {"papermill", "execution"} & set(cell.get("metadata", {}))
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_results_cover_every_expected_row(nb):
+    expected = replication._read_rows(ROOT / "data" / "expected" / f"{nb.stem}.csv")
+    results = replication.read_results(ROOT / "data" / "results" / f"{nb.stem}.csv")
+    by_key = {r.key: r for r in results}
+    assert {r.key for r in expected} <= set(by_key)
+    statuses = {s.value for s in replication.Status}
+    for r in results:
+        assert r.status in statuses
+        if r.status in ("deviates", "claim-fails"):
+            assert "DEVIATES" in r.note or r.status == "claim-fails"
+            assert r.note.strip()
+    with open(ROOT / "data" / "results" / f"{nb.stem}.csv", newline="") as f:
+        assert tuple(csv.DictReader(f).fieldnames) == replication.COLUMNS

@@ -1,0 +1,157 @@
+"""Tests of whittle_lib.mdp: solvers against each other, against pymdptoolbox, and invariants."""
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from whittle_lib import mdp
+
+
+def random_mdp(n, A, seed, density=1.0):
+    """A random MDP with dense or sparse rows (every state keeps a self-loop so rows are valid)."""
+    rng = np.random.default_rng(seed)
+    mats = []
+    for _ in range(A):
+        P = rng.random((n, n)) * (rng.random((n, n)) < density)
+        P[np.arange(n), rng.integers(0, n, n)] += 0.1
+        mats.append(P / P.sum(axis=1, keepdims=True))
+    return mdp.FiniteMDP(tuple(mats), rng.normal(size=(A, n)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("density", [1.0, 0.2])
+def test_rvi_matches_policy_iteration(seed, density):
+    model = random_mdp(30, 3, seed, density)
+    exact = mdp.policy_iteration(model)
+    rvi = mdp.relative_value_iteration(model, stopping="span", tol=1e-11, tau=0.9)
+    # gain to 1e-8: the span rule bounds the gain error by tol = 1e-11 ([P94] Thm 8.5.5)
+    assert rvi.gain == pytest.approx(exact.gain, abs=1e-8)
+    lo, hi = rvi.gain_bounds
+    assert lo - 1e-12 <= exact.gain <= hi + 1e-12
+    # Bellman residual of the exact solution: g + h = T h, up to sparse-solve rounding
+    Th = model.q_values(exact.bias).max(axis=0)
+    np.testing.assert_allclose(Th - exact.bias, exact.gain, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_discounted_value_iteration_matches_policy_iteration(seed):
+    model = random_mdp(25, 3, seed, 0.3)
+    pi = mdp.policy_iteration(model, discount=0.9)
+    vi = mdp.value_iteration(model, discount=0.9, epsilon=1e-9)
+    np.testing.assert_allclose(vi.value, pi.value, atol=1e-9)  # VI guarantee: epsilon/2
+    np.testing.assert_array_equal(vi.policy, pi.policy)
+
+
+def _pymdptoolbox():
+    """Import pymdptoolbox with NumPy's error state restored (it is a test-only oracle)."""
+    state = np.geterr()
+    import mdptoolbox.mdp as toolbox
+
+    np.seterr(**state)
+    return toolbox
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_against_pymdptoolbox(seed):
+    toolbox = _pymdptoolbox()
+    model = random_mdp(12, 3, seed)
+    P = np.array([m.toarray() for m in model.transitions])  # (A, S, S), as pymdptoolbox wants
+    R = model.rewards.T.copy()                               # (S, A); both maximise reward
+    # discounted: policy iteration, identical policy and value
+    ref = toolbox.PolicyIteration(P, R, 0.95)
+    ref.run()
+    ours = mdp.policy_iteration(model, discount=0.95)
+    np.testing.assert_array_equal(ours.policy, np.array(ref.policy))
+    np.testing.assert_allclose(ours.value, np.array(ref.V), atol=1e-8)
+    # average reward: pymdptoolbox's relative value iteration (stops at span < epsilon)
+    rvi = toolbox.RelativeValueIteration(P, R, epsilon=1e-10, max_iter=100_000)
+    rvi.run()
+    avg = mdp.policy_iteration(model)
+    assert avg.gain == pytest.approx(rvi.average_reward, abs=1e-8)
+    np.testing.assert_array_equal(avg.policy, np.array(rvi.policy))
+
+
+def test_multichain_policy_evaluation():
+    # Two absorbing classes {0} and {1}, and a transient state 2 that goes to each w.p. 1/2:
+    # gains 1, 3 and (1 + 3)/2 = 2 ([P94] Sec. 8.2).
+    P = np.array([[1, 0, 0], [0, 1, 0], [0.5, 0.5, 0]])
+    model = mdp.FiniteMDP((P,), np.array([[1.0, 3.0, 0.0]]))
+    ev = mdp.evaluate_policy(model, np.zeros(3, dtype=int))
+    np.testing.assert_allclose(ev.gain, [1, 3, 2])
+    assert [c.tolist() for c in ev.classes] == [[0], [1]]
+    # bias on the transient state: h2 = r2 - g2 + (h0 + h1)/2 = 0 - 2 + 0 = -2
+    assert ev.bias[2] == pytest.approx(-2.0)
+
+
+def test_multichain_policy_iteration_finds_best_class():
+    # From state 0, action 1 moves to the better absorbing state 1; unichain PI would need the
+    # gain-improvement step to see it.
+    P0 = np.array([[1, 0], [0, 1.0]])
+    P1 = np.array([[0, 1.0], [0, 1]])
+    model = mdp.FiniteMDP((P0, P1), np.array([[1.0, 2.0], [1.0, 2.0]]))
+    sol = mdp.policy_iteration(model, policy0=np.array([0, 0]))
+    assert sol.gain == pytest.approx(2.0)
+    assert sol.policy[0] == 1
+
+
+def test_stationary_distribution_against_eigenvector():
+    rng = np.random.default_rng(7)
+    P = rng.random((8, 8))
+    P /= P.sum(axis=1, keepdims=True)
+    w, v = np.linalg.eig(P.T)
+    ref = np.real(v[:, np.argmin(np.abs(w - 1))])
+    ref /= ref.sum()
+    np.testing.assert_allclose(mdp.stationary_distribution(sparse.csr_array(P)), ref, atol=1e-12)
+
+
+def test_stationary_distribution_rejects_multichain():
+    with pytest.raises(ValueError, match="unichain"):
+        mdp.stationary_distribution(np.eye(2))
+
+
+def test_paper_relative_rule_handles_zero_bias():
+    # h_0 = 0 makes the paper's ratio 0/0 or x/0 at the first step: it must not stop there.
+    model = random_mdp(10, 2, 3)
+    sol = mdp.relative_value_iteration(model, tau=0.99999, tol=1e-5)
+    assert sol.iterations > 1 and sol.converged
+
+
+def test_nonconvergence_warns():
+    model = random_mdp(10, 2, 1)
+    with pytest.warns(RuntimeWarning, match="did not meet its stopping rule"):
+        sol = mdp.relative_value_iteration(model, tol=1e-15, max_iter=3, stopping="span")
+    assert not sol.converged and sol.iterations == 3
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(transitions=(np.array([[0.5, 0.4], [0, 1]]),), rewards=np.zeros((1, 2))),
+     r"transitions\[0\] row 0 must sum to 1"),
+    (dict(transitions=(np.array([[1.5, -0.5], [0, 1]]),), rewards=np.zeros((1, 2))),
+     "non-negative"),
+    (dict(transitions=(np.eye(2),), rewards=np.zeros((1, 3))), "rewards must have shape"),
+    (dict(transitions=(np.eye(2),), rewards=np.array([[0.0, np.inf]])), "rewards must be finite"),
+    (dict(transitions=(np.eye(2),), rewards=np.zeros((1, 2)), allowed=np.array([[True, False]])),
+     "state 1 has none"),
+])
+def test_finite_mdp_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        mdp.FiniteMDP(**kwargs)
+
+
+def test_disallowed_rows_may_be_anything():
+    P1 = np.zeros((2, 2))  # never allowed, so its empty rows are not an error
+    model = mdp.FiniteMDP((np.eye(2), P1), np.zeros((2, 2)),
+                          allowed=np.array([[True, True], [False, False]]))
+    with pytest.raises(ValueError, match="not allowed"):
+        mdp.evaluate_policy(model, np.array([1, 0]))
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda m: mdp.value_iteration(m, discount=1.0), "discount must lie in"),
+    (lambda m: mdp.relative_value_iteration(m, tau=0.0), "tau must lie in"),
+    (lambda m: mdp.relative_value_iteration(m, stopping="abs"), "stopping must be"),
+    (lambda m: mdp.relative_value_iteration(m, reference_state=99), "reference_state"),
+])
+def test_solver_arguments_validated(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(random_mdp(4, 2, 0))

@@ -1,0 +1,121 @@
+"""The notebook pipeline: nbval catches a changed number, and a failed run changes nothing.
+
+These run a notebook (seconds each); they use copies in a temporary folder so that the stored
+notebook, figures and results are never touched.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NB = "05_robot_queue"
+KERNEL = "whittle-lib"
+
+pytestmark = pytest.mark.slow
+
+
+def _env(tmp_path):
+    env = dict(os.environ)
+    env["WHITTLE_PROJECT_ROOT"] = str(ROOT)
+    env["WHITTLE_OUTPUT_ROOT"] = str(tmp_path / "out")
+    env["MPLBACKEND"] = "agg"
+    return env
+
+
+def _summary_cell(cells):
+    return next(c for c in cells if "nbval-check-output" in c.get("metadata", {}).get("tags", []))
+
+
+def test_nbval_reports_a_changed_number(tmp_path):
+    data = json.loads((ROOT / "notebooks" / f"{NB}.ipynb").read_text())
+    out = _summary_cell(data["cells"])["outputs"][0]
+    text = "".join(out["text"])
+    # Our value of C_s in Table 1, row 1: change its last digit in the stored output only.
+    m = re.search(r"C_s\s+0\.17541\s+(0\.\d{7})", text)
+    assert m, "the stored summary should show Table 1 row 1"
+    value = m.group(1)
+    changed = value[:-1] + str((int(value[-1]) + 1) % 10)
+    out["text"] = text.replace(value, changed, 1)
+    copy = tmp_path / f"{NB}.ipynb"
+    copy.write_text(json.dumps(data))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval-lax",
+         "--nbval-kernel-name", KERNEL, "-o", "filterwarnings=ignore", str(copy)],
+        capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=600)
+    assert run.returncode == 1, run.stdout[-2000:]
+    assert "1 failed" in run.stdout
+    assert changed in run.stdout and value in run.stdout  # nbval shows expected vs obtained
+
+
+def _copy_project(tmp_path) -> Path:
+    """A minimal copy of the project: the runner, one notebook, its data and figures."""
+    dst = tmp_path / "project"
+    (dst / "tools").mkdir(parents=True)
+    shutil.copy(ROOT / "tools" / "run_notebook.py", dst / "tools")
+    for sub in ("notebooks", "data/expected", "data/results"):
+        (dst / sub).mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / f"{NB}.ipynb", dst / "notebooks")
+    shutil.copy(ROOT / "data" / "expected" / f"{NB}.csv", dst / "data" / "expected")
+    shutil.copy(ROOT / "data" / "results" / f"{NB}.csv", dst / "data" / "results")
+    shutil.copytree(ROOT / "figures" / NB, dst / "figures" / NB)
+    return dst
+
+
+def _fingerprint(project: Path) -> dict[str, str]:
+    files = [project / "notebooks" / f"{NB}.ipynb", project / "data" / "results" / f"{NB}.csv",
+             *sorted((project / "figures" / NB).iterdir())]
+    return {str(f.relative_to(project)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
+def _run(project: Path, *params: str):
+    env = dict(os.environ)
+    env.pop("WHITTLE_OUTPUT_ROOT", None)
+    env.pop("WHITTLE_PROJECT_ROOT", None)
+    return subprocess.run([sys.executable, str(project / "tools" / "run_notebook.py"), NB,
+                           "--kernel", KERNEL, *params],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_bad_parameter_fails_clearly_and_changes_nothing(tmp_path):
+    project = _copy_project(tmp_path)
+    before = _fingerprint(project)
+    run = _run(project, "-p", "K_policy", "1")
+    assert run.returncode == 1
+    assert "K must be an integer >= 2, got 1" in run.stderr
+    assert _fingerprint(project) == before
+
+
+def test_bad_reference_state_fails_before_any_work(tmp_path):
+    project = _copy_project(tmp_path)
+    run = _run(project, "-p", "reference_state", "(9, 9, 9)")
+    assert run.returncode == 1
+    assert "(q, r, s) = (9, 9, 9) is not a state of the MDP" in run.stderr
+
+
+def test_run_failing_halfway_changes_nothing(tmp_path):
+    project = _copy_project(tmp_path)
+    # Inject a failure in the middle of the notebook, after the figures of Sections 1-2.
+    path = project / "notebooks" / f"{NB}.ipynb"
+    data = json.loads(path.read_text())
+    at = next(i for i, c in enumerate(data["cells"])
+              if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## 3."))
+    data["cells"].insert(at, {"cell_type": "code", "execution_count": None, "id": "injected",
+                              "metadata": {}, "outputs": [],
+                              "source": "raise RuntimeError('injected failure')"})
+    path.write_text(json.dumps(data))
+    before = _fingerprint(project)
+    run = _run(project)
+    assert run.returncode == 1
+    assert "injected failure" in run.stderr
+    staged = project / "build" / "stage" / NB / "figures" / NB
+    assert (staged / "fig2_gamma_to_N.png").exists()      # it did get halfway
+    assert not (staged / "fig6_fig8_policies.png").exists()
+    assert _fingerprint(project) == before                # and nothing moved into place

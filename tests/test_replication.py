@@ -1,0 +1,94 @@
+"""Tests of whittle_lib.replication: statuses, the results file, the report."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from whittle_lib import replication as R
+
+
+def _expected():
+    return [
+        R.Row("Table 1", "K=5", "C_s", "0.40000", tolerance=5e-6, note="5 decimals"),
+        R.Row("Table 1", "K=5", "N_s", "10", tolerance=0.0, note="integer"),
+        R.Row("Lemma 2", "grid", "monotone", "", note="claim"),
+    ]
+
+
+def test_statuses():
+    cmp = R.Comparison("demo", expected=_expected())
+    assert cmp.number("Table 1", "K=5", "C_s", 0.400004).status == "reproduced"
+    row = cmp.number("Table 1", "K=5", "N_s", 11, diagnosis="off by one because ...")
+    assert row.status == "deviates" and "off by one" in row.note
+    assert cmp.claim("Lemma 2", "grid", "monotone", False, "counterexample K=7").status == \
+        "claim-fails"
+    assert cmp.new("Extra", "", "x", 1.23456789, "ours").replicated == "1.23457"
+    assert [r.quantity for r in cmp.rows] == ["C_s", "N_s", "monotone", "x"]
+
+
+def test_tolerance_is_half_a_unit_not_more():
+    cmp = R.Comparison("demo", expected=_expected())
+    with pytest.raises(ValueError, match="needs a diagnosis"):
+        cmp.number("Table 1", "K=5", "C_s", 0.400006)
+
+
+def test_unknown_row_and_double_recording_raise():
+    cmp = R.Comparison("demo", expected=_expected())
+    with pytest.raises(KeyError):
+        cmp.number("Table 9", "K=5", "C_s", 0.4)
+    cmp.number("Table 1", "K=5", "C_s", 0.4)
+    with pytest.raises(ValueError, match="recorded twice"):
+        cmp.number("Table 1", "K=5", "C_s", 0.4)
+
+
+def test_write_requires_every_expected_row(tmp_path, monkeypatch):
+    monkeypatch.setenv("WHITTLE_OUTPUT_ROOT", str(tmp_path))
+    cmp = R.Comparison("demo", expected=_expected())
+    cmp.number("Table 1", "K=5", "C_s", 0.4)
+    with pytest.raises(ValueError, match="2 expected rows not recorded"):
+        cmp.write()
+    cmp.number("Table 1", "K=5", "N_s", 10)
+    cmp.claim("Lemma 2", "grid", "monotone", True, "checked on a grid")
+    path = cmp.write()
+    assert path == tmp_path / "data" / "results" / "demo.csv"
+    back = R.read_results(path)
+    assert [r.status for r in back] == ["reproduced", "reproduced", "claim-holds"]
+    assert back[0].tolerance == 5e-6 and math.isnan(back[2].tolerance)
+
+
+def test_summary_and_report_are_deterministic():
+    cmp = R.Comparison("demo", expected=_expected())
+    cmp.number("Table 1", "K=5", "C_s", 0.4)
+    cmp.number("Table 1", "K=5", "N_s", 12, diagnosis="why")
+    cmp.claim("Lemma 2", "grid", "monotone", True, "grid")
+    table = R.summary_table(cmp.rows)
+    assert table == R.summary_table(cmp.rows)
+    assert "1 reproduced, 1 deviates, 1 claim-holds" in table
+    report = R.render_report({"demo": cmp.rows})
+    assert "| `demo` | 1 | 1 | 0 | 1 | 0 |" in report
+    assert "1 of 2 printed numbers reproduced" in report
+
+
+@given(st.dictionaries(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True),
+                       st.one_of(st.integers(-10**6, 10**6),
+                                 st.floats(allow_nan=False, allow_infinity=False),
+                                 st.from_regex(r"[A-Za-z0-9.,{} ]{1,8}", fullmatch=True)),
+                       max_size=5))
+def test_setting_round_trip(params):
+    text = R.setting(**params)
+    parsed = R.parse_setting(text)
+    assert list(parsed) == list(params)
+    for k, v in params.items():
+        if isinstance(v, float):
+            assert float(parsed[k]) == v
+        else:
+            assert parsed[k] == str(v).strip()
+
+
+def test_bad_expected_file(tmp_path):
+    bad = tmp_path / "x.csv"
+    bad.write_text("item,setting,quantity,paper,tolerance,note\nT,s,q,1,-1,n\n")
+    with pytest.raises(ValueError, match="tolerance must be >= 0"):
+        R.read_results(bad)
