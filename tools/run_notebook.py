@@ -26,11 +26,27 @@ VOLATILE_NOTEBOOK_METADATA = ("papermill", "widgets")
 VOLATILE_CELL_METADATA = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
 
 
+def coalesce_streams(outputs: list) -> list:
+    """Merge adjacent stdout (or stderr) outputs: how the kernel chunks a stream depends on
+    when it flushes, which would make the stored notebook change from run to run."""
+    merged = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged
+                and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(out["text"])
+        else:
+            merged.append(out)
+    return merged
+
+
 def strip_volatile(nb) -> None:
-    """Remove papermill's run record, timings and widget state, in place."""
+    """Remove papermill's run record, timings and widget state, and coalesce streams, in place."""
     for key in VOLATILE_NOTEBOOK_METADATA:
         nb.metadata.pop(key, None)
     for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
         for key in VOLATILE_CELL_METADATA:
             cell.metadata.pop(key, None)
         # papermill adds an empty tags list to every cell; keep real tags only
