@@ -131,7 +131,8 @@ def test_figures_6_to_8_costs(gamma, cost):
 def test_table2_row_unconstrained_pool():
     # Table 2, lambda = 0.05, K = 5, gamma = 0.4: C_d 0.13770, N_min 7, N_bar 15.9, N_max 20,
     # with a pool that does not bind (the notebook shows this is the table's setting).
-    opt = Q.robots_dynamic_optimum(0.05, MU, 0.4, 5, 40)
+    opt = Q.robots_unconstrained_optimum(0.05, MU, 0.4, 5, initial_pool=8)  # must grow 8 -> 32
+    assert opt.space.N == 32
     assert opt.cost == pytest.approx(0.13770, abs=HALF_UNIT_5DP)
     assert (opt.N_min, opt.N_max) == (7, 20)
     assert opt.N_mean == pytest.approx(15.9, abs=0.05)

@@ -45,6 +45,7 @@ __all__ = [
     "policy_grid",
     "DynamicOptimum",
     "robots_dynamic_optimum",
+    "robots_unconstrained_optimum",
     "SwitchingCurves",
     "switching_curves",
 ]
@@ -594,6 +595,46 @@ def robots_dynamic_optimum(
         converged=sol.converged,
         gain_bounds=(-sol.gain_bounds[1], -sol.gain_bounds[0]),
     )
+
+
+def robots_unconstrained_optimum(lam: float, mu: float, gamma: float, K: int,
+                                 *, initial_pool: int | None = None) -> DynamicOptimum:
+    """The optimal dynamic policy when the pool of robots does not bind (Table 2's setting).
+
+    Starts from a pool of ``initial_pool`` robots (default: twice the static optimum
+    ``N(gamma, K)``), doubles it while the optimal policy keeps every robot of the pool active
+    at some time (``N_max == N``), then confirms with a pool twice as large that the optimal
+    cost no longer changes (within ``1e-12``).
+
+    Parameters
+    ----------
+    lam, mu, gamma, K
+        As in :func:`robots_dynamic_optimum`.
+    initial_pool : int, optional
+
+    Returns
+    -------
+    DynamicOptimum
+        For the smallest pool tried that does not bind; ``N_max`` is then the largest number
+        of robots the optimal policy keeps active.
+
+    Examples
+    --------
+    Table 2, lam = 0.05, K = 5, gamma = 0.4: C_d = 0.13770, N_max = 20.
+
+    >>> opt = robots_unconstrained_optimum(0.05, 1.0, 0.4, 5)
+    >>> round(opt.cost, 5), opt.N_max
+    (0.1377, 20)
+    """
+    pool = _robots(initial_pool) if initial_pool is not None else \
+        2 * robots_static_optimum(lam, mu, gamma, K).N
+    while True:
+        opt = robots_dynamic_optimum(lam, mu, gamma, K, pool)
+        if opt.N_max < pool:
+            check = robots_dynamic_optimum(lam, mu, gamma, K, 2 * pool)
+            if abs(check.cost - opt.cost) <= 1e-12:
+                return opt
+        pool *= 2
 
 
 def _class_distribution(P, classes) -> np.ndarray:
