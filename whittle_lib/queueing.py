@@ -578,7 +578,7 @@ def robots_dynamic_optimum(
     classes = _mdp.recurrent_classes(P)
     if len(classes) > 1:
         warnings.warn(f"the optimal policy has {len(classes)} recurrent classes; the robot "
-                      f"counts are those of the class holding the reference state",
+                      f"counts are those of the class with the smallest state",
                       RuntimeWarning, stacklevel=2)
     pi = _mdp.stationary_distribution(P) if len(classes) == 1 else _class_distribution(P, classes)
     support = np.unique(space.r[pi > 0])

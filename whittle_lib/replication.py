@@ -200,7 +200,7 @@ def _decimals(text: str) -> int:
 def _format(value, decimals: int) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int,)) and not isinstance(value, bool):
+    if isinstance(value, int):
         return str(value)
     if isinstance(value, float) and math.isnan(value):
         return "nan"
@@ -388,7 +388,8 @@ def render_report(results: Mapping[str, list[Row]]) -> str:
                     f"{_md_escape(r.quantity)} | {r.paper} | {r.replicated} | {r.status} | "
                     f"{_md_escape(r.note)} |" for r in sel]
             out.append("")
-        n_rep = sum(r.status == "reproduced" for r in rows)
-        out += [f"{n_rep} of {sum(r.paper != '' and r.status in ('reproduced', 'deviates') for r in rows)} "
-                f"printed numbers reproduced within their tolerance.", ""]
+        counts = status_counts(rows)
+        printed = counts["reproduced"] + counts["deviates"]
+        out += [f"{counts['reproduced']} of {printed} printed numbers reproduced within their "
+                f"tolerance.", ""]
     return "\n".join(out).rstrip() + "\n"
