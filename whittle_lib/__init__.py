@@ -6,6 +6,9 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
     finite restless arms and their Whittle indices.
 ``mdp``
     finite MDPs on sparse matrices: value, relative value and policy iteration.
+``crawling``, ``policies``
+    the ephemeral-content crawling model, its closed-form Whittle index (Avrachenkov &
+    Borkar), priority policies with a budget and a vectorised simulator.
 ``queueing``
     the M/M/1/K model of web-robot control (Talim, Liu, Nain, Coffman).
 ``replication``, ``plotting``
@@ -15,7 +18,7 @@ Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<na
 their public names are listed in each module's ``__all__``.
 """
 
-from . import arms, indices, mdp, plotting, queueing, replication
+from . import arms, crawling, indices, mdp, plotting, policies, queueing, replication
 
-__all__ = ["arms", "indices", "mdp", "plotting", "queueing", "replication"]
+__all__ = ["arms", "crawling", "indices", "mdp", "plotting", "policies", "queueing", "replication"]
 __version__ = "0.1.0"

@@ -1,0 +1,451 @@
+"""Crawling ephemeral content: the model and the closed-form Whittle index.
+
+The model of Avrachenkov & Borkar (2015, 2018 journal version). Source ``i`` publishes
+content as a Poisson process of rate ``Lambda_i``; a content has a random base utility of mean
+``xi_mean_i`` that decays as ``exp(-mu_i t)``. A crawler visits sources at multiples of the
+period ``T``; crawling source ``i`` yields its accumulated utility ``X_i`` and empties it.
+
+With ``alpha = exp(-mu T)`` and ``u = Lambda xi_mean (1 - alpha) / mu`` (eq. 1), the
+deterministic dynamics are (eqs. 2-3)::
+
+    X(t+1) = alpha X(t) + u   if not crawled,     X(t+1) = u   if crawled,
+
+and the stochastic dynamics (eq. 17) replace ``u`` by the random utility ``U(t+1)`` that arrives
+during the period. After one crawl the deterministic state only takes the values
+``x_k = u (1 - alpha**k) / (1 - alpha)``, ``k = 1, 2, ...`` (:func:`visited_states`), ``k``
+being the number of periods since the last crawl.
+
+The Whittle index (Theorem 1) is :func:`whittle_index`. Three printed forms exist
+(:func:`index_theorem1`, :func:`index_remark`, :func:`index_2018`); the notebook
+``01_ephemeral_crawling`` checks each against the index by definition
+(:func:`index_by_definition`).
+
+References
+----------
+K. Avrachenkov, V. Borkar, "Whittle Index Policy for Crawling Ephemeral Content", IEEE CDC
+2015 (hal-01258647).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+__all__ = [
+    "CrawlingModel",
+    "table_one",
+    "utility_rate",
+    "visited_states",
+    "periods_to_reach",
+    "whittle_index",
+    "index_theorem1",
+    "index_remark",
+    "index_2018",
+    "cycle_reward",
+    "index_by_definition",
+    "relaxation_bound",
+    "RelaxationBound",
+    "deterministic_step",
+    "stochastic_step",
+    "sample_new_utility",
+]
+
+#: Two logarithm ratios closer than this (relative) are the same integer: on a visited state
+#: ``log_alpha((u - (1-alpha) x)/u)`` is an integer ``k`` up to a few ulps of rounding, and the
+#: ceiling of ``k + 1e-15`` is ``k + 1``. 1e-9 is far above rounding (1e-15 relative) and far
+#: below the gap to the next state (the ratio changes by at least 1 between visited states).
+_LATTICE_RTOL = 1e-9
+
+
+def _as_positive(name, value, *, open_unit=False):
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a scalar or a 1-d array, got shape {arr.shape}")
+    bad = ~np.isfinite(arr) | (arr <= 0) | ((arr >= 1) if open_unit else False)
+    if np.any(bad):
+        where = "(0, 1)" if open_unit else "(0, inf)"
+        raise ValueError(f"{name} must lie in {where}, got {np.atleast_1d(arr)[np.atleast_1d(bad)][0]!r}")
+    return arr
+
+
+def utility_rate(xi_mean, mu, arrival_rate, period=1.0):
+    """Expected utility collected by crawling a source every period, eq. (1).
+
+    ``u = Lambda E[xi] (1 - exp(-mu T)) / mu``: the content that arrives during one period,
+    each item decayed from its (uniform) arrival time to the end of the period.
+
+    Examples
+    --------
+    >>> round(float(utility_rate(1.0, 0.7, 250.0)), 2)   # source 1 of Table I: "179.79"
+    179.79
+    """
+    xi_mean = _as_positive("xi_mean", xi_mean)
+    mu = _as_positive("mu", mu)
+    arrival_rate = _as_positive("arrival_rate", arrival_rate)
+    period = _as_positive("period", period)
+    return arrival_rate * xi_mean * -np.expm1(-mu * period) / mu
+
+
+@dataclass(frozen=True)
+class CrawlingModel:
+    """N ephemeral-content sources (Section II of the 2015 paper).
+
+    Parameters
+    ----------
+    xi_mean : array_like, shape (N,)
+        Mean base utility of a content, ``xi-bar_i``.
+    mu : array_like, shape (N,)
+        Decay rate of interest, ``mu_i``.
+    arrival_rate : array_like, shape (N,)
+        Poisson rate of new content, ``Lambda_i``.
+    period : float
+        Crawling period ``T``.
+    cost : array_like, shape (N,)
+        Crawling cost ``C_i`` of eq. (5) (1 for the per-period count constraint).
+
+    Attributes
+    ----------
+    alpha, u, u_star : ndarray
+        ``exp(-mu T)``, eq. (1), and ``u / (1 - alpha)``, the supremum of the state space.
+    """
+
+    xi_mean: np.ndarray
+    mu: np.ndarray
+    arrival_rate: np.ndarray
+    period: float = 1.0
+    cost: np.ndarray | float = 1.0
+
+    def __post_init__(self) -> None:
+        xi = np.atleast_1d(_as_positive("xi_mean", self.xi_mean))
+        mu = np.atleast_1d(_as_positive("mu", self.mu))
+        lam = np.atleast_1d(_as_positive("arrival_rate", self.arrival_rate))
+        try:
+            xi, mu, lam = np.broadcast_arrays(xi, mu, lam)
+        except ValueError:
+            raise ValueError("xi_mean, mu and arrival_rate must have the same length, got "
+                             f"{xi.size}, {mu.size}, {lam.size}") from None
+        period = float(_as_positive("period", self.period))
+        cost = np.broadcast_to(_as_positive("cost", self.cost), xi.shape).copy()
+        for name, arr in (("xi_mean", xi), ("mu", mu), ("arrival_rate", lam), ("cost", cost)):
+            arr = np.array(arr, dtype=float)
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "period", period)
+
+    @property
+    def n_sources(self) -> int:
+        return int(self.xi_mean.size)
+
+    @property
+    def alpha(self) -> np.ndarray:
+        return np.exp(-self.mu * self.period)
+
+    @property
+    def u(self) -> np.ndarray:
+        return utility_rate(self.xi_mean, self.mu, self.arrival_rate, self.period)
+
+    @property
+    def u_star(self) -> np.ndarray:
+        return self.u / (1.0 - self.alpha)
+
+    def subset(self, sources) -> "CrawlingModel":
+        """The model restricted to some sources (an index array or a boolean mask)."""
+        return CrawlingModel(self.xi_mean[sources], self.mu[sources],
+                             self.arrival_rate[sources], self.period, self.cost[sources])
+
+
+def table_one(arrival_rate: float = 250.0) -> CrawlingModel:
+    """The four sources of Table I (2015 paper; also Table I of the 2019 paper).
+
+    The 2018 paper prints ``Lambda_i = 25`` for the same sources; pass ``arrival_rate=25``.
+    """
+    return CrawlingModel(xi_mean=[1.0, 0.7, 0.2, 0.08], mu=[0.7, 0.35, 0.7, 0.21],
+                         arrival_rate=[arrival_rate] * 4)
+
+
+def visited_states(u, alpha, k):
+    """The states ``x_k = u (1 - alpha**k) / (1 - alpha)`` reached ``k`` periods after a crawl.
+
+    ``x_1 = u`` (just crawled), ``x_{k+1} = alpha x_k + u`` (eq. 2), ``x_k -> u* = u/(1-alpha)``.
+    Broadcasts over ``u, alpha`` and integer ``k >= 0`` (``x_0 = 0``).
+    """
+    u = np.asarray(u, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    k = np.asarray(k)
+    # -expm1(k log alpha) / (1 - alpha) keeps full relative accuracy for small k and alpha near 1
+    return u * -np.expm1(k * np.log(alpha)) / -np.expm1(np.log(alpha))
+
+
+def _log_ratio(x, u, alpha):
+    """``log_alpha((u - (1-alpha) x) / u)``, ``+inf`` where the argument is not positive."""
+    arg = (u - (1.0 - alpha) * x) / u
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(arg > 0, np.log(np.where(arg > 0, arg, 1.0)) / np.log(alpha), np.inf)
+    return ratio
+
+
+def periods_to_reach(x, u, alpha):
+    """``eta(x)`` of eq. (14) and Theorem 1, computed robustly on the visited states.
+
+    ``eta(x) = ceil(log_alpha((u - (1 - alpha) x) / u))`` for ``x < u*``: the number of periods
+    after a crawl at which the state first reaches ``x`` (``eta(x_k) = k``). Rounding makes the
+    logarithm ``k (1 + 1e-16)`` on ``x_k``, whose plain ceiling is ``k + 1``; a ratio within
+    ``1e-9`` (relative) of an integer is taken to be that integer. Returns ``-1`` where
+    ``x >= u*`` (the argument of the logarithm is not positive: ``log+`` of the paper is 0 there,
+    and no finite number of periods reaches ``x``).
+    """
+    ratio = _log_ratio(np.asarray(x, dtype=float), u, alpha)
+    finite = np.isfinite(ratio)
+    safe = np.where(finite, ratio, 0.0)
+    nearest = np.rint(safe)
+    on_lattice = np.abs(safe - nearest) <= _LATTICE_RTOL * np.maximum(1.0, np.abs(nearest))
+    eta = np.where(on_lattice, nearest, np.ceil(safe))
+    return np.where(finite, eta, -1.0)
+
+
+def whittle_index(x, u, alpha, C=1.0):
+    """The Whittle index of the crawling problem (Theorem 1, made exact on every state).
+
+    .. math:: \\gamma(x) = \\frac{1}{C}\\Big[\\eta(x)\\big((1-\\alpha)x - u\\big)
+              + \\frac{1 - \\alpha^{\\eta(x)}}{1-\\alpha}\\,u\\Big], \\qquad x < u^* ,
+
+    with ``eta`` from :func:`periods_to_reach`, and ``gamma(x) = x / C`` for ``x >= u*``.
+    On a visited state ``x_k`` this is ``x_k - k u alpha**k`` (over ``C``): the subsidy at
+    which crawling every ``k`` and every ``k + 1`` periods earn the same (see
+    :func:`index_by_definition`). Theorem 1 as printed gives 0 for ``x >= u*`` (its
+    ``log+`` is 0 there); the index by definition is ``x``, which the stochastic model
+    (eq. 17) does reach.
+
+    Parameters
+    ----------
+    x : array_like
+        States; broadcasts against ``u``, ``alpha`` and ``C`` (pass ``x`` of shape (T, N)
+        with parameters of shape (N,) for a trajectory).
+    u, alpha : array_like
+        eq. (1) and ``exp(-mu T)``.
+    C : array_like
+        Crawling cost of eq. (5).
+
+    Returns
+    -------
+    ndarray
+        The index, increasing in ``x`` (Lemma 4), continuous at ``u*``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u, alpha = 10.0, 0.5
+    >>> x = visited_states(u, alpha, np.arange(1, 5))
+    >>> whittle_index(x, u, alpha)      # x_k - k u alpha**k
+    array([ 5. , 10. , 13.75, 16.25])
+    """
+    x = np.asarray(x, dtype=float)
+    u = np.asarray(u, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    eta = periods_to_reach(x, u, alpha)
+    below = eta >= 0
+    k = np.where(below, eta, 0.0)
+    gamma = k * ((1.0 - alpha) * x - u) + visited_states(u, alpha, k)
+    return np.where(below, gamma, x) / C
+
+
+# -- the three printed forms, literally ---------------------------------------------------------
+
+def _eta_printed(x, u, alpha):
+    """``ceil(log+_alpha((u - (1-alpha)x)/u))`` exactly as printed: floating ceiling, ``log+ = 0``
+    where the argument is not positive."""
+    ratio = _log_ratio(np.asarray(x, dtype=float), u, alpha)
+    return np.where(np.isfinite(ratio), np.ceil(np.where(np.isfinite(ratio), ratio, 0.0)), 0.0)
+
+
+def index_theorem1(x, u, alpha, C=1.0):
+    """Theorem 1 of the 2015 paper as printed (also eqs. (4)-(5) of the 2019 paper).
+
+    ``(1/C)[eta((1-alpha)x - u) + (1 - alpha**eta) u / (1 - alpha)]`` with the plain floating
+    ceiling and ``log+ = 0`` for ``x >= u*``.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    eta = _eta_printed(x, u, alpha)
+    return (eta * ((1 - alpha) * np.asarray(x, float) - u) + (1 - alpha ** eta) / (1 - alpha) * u) / C
+
+
+def index_remark(x, u, alpha, C=1.0):
+    """The simplified form of the Remark after Theorem 1 (2015): ``(1/C)(eta((1-alpha)x - u) + x)``.
+
+    Valid only on visited states (it uses ``x_eta = x``), with the plain floating ceiling.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    x = np.asarray(x, dtype=float)
+    eta = _eta_printed(x, u, alpha)
+    return (eta * ((1 - alpha) * x - u) + x) / C
+
+
+def index_2018(x, u, alpha):
+    """The index of Section IV-A of the 2018 paper as printed:
+    ``zeta((1-alpha)x - u) + [alpha**zeta + (1 - alpha**zeta)/(1 - alpha)] u``."""
+    alpha = np.asarray(alpha, dtype=float)
+    eta = _eta_printed(x, u, alpha)
+    return eta * ((1 - alpha) * np.asarray(x, float) - u) + (alpha ** eta + (1 - alpha ** eta) / (1 - alpha)) * u
+
+
+# -- the index from its definition --------------------------------------------------------------
+
+def cycle_reward(k, lam, u, alpha, C=1.0):
+    """Long-run average reward of crawling every ``k`` periods under subsidy ``lam`` (eq. 15).
+
+    From the state ``u`` the source waits ``k - 1`` periods (earning ``C lam`` each) and is
+    crawled in state ``x_k``: ``(C lam (k - 1) + x_k) / k``. ``k = inf`` (never crawl) earns
+    ``C lam``.
+    """
+    k = np.asarray(k, dtype=float)
+    finite = np.isfinite(k)
+    kf = np.where(finite, k, 1.0)
+    periodic = (C * lam * (kf - 1.0) + visited_states(u, alpha, kf)) / kf
+    return np.where(finite, periodic, C * lam + 0.0 * kf)
+
+
+def _optimal_cycle(lam, u, alpha, C, k_max):
+    """The best crawling period at subsidy ``lam`` among 1..k_max and never (returned as inf)."""
+    ks = np.arange(1, k_max + 1)
+    rewards = cycle_reward(ks, lam, u, alpha, C)
+    best = int(np.argmax(rewards))
+    if C * lam >= rewards[best]:
+        return math.inf, C * lam
+    return float(ks[best]), float(rewards[best])
+
+
+def index_by_definition(k, u, alpha, C=1.0, *, k_max=None, xtol=1e-12):
+    """The Whittle index of the visited state ``x_k`` from its definition, by root finding.
+
+    The index of ``x_k`` is the subsidy at which crawling in ``x_k`` and waiting are equally
+    good. Among threshold policies of a single source (crawl every ``j`` periods, eq. 15, or
+    never), crawling in ``x_k`` is optimal when the best period is at most ``k``. This finds, by
+    Brent's method on ``max_{j<=k} g_j(lam) - max_{j>k} g_j(lam)``, the subsidy where the best
+    period passes ``k``. It uses neither the closed form nor its logarithm.
+
+    Parameters
+    ----------
+    k : int
+        The state ``x_k`` (periods since the last crawl), ``k >= 1``.
+    u, alpha, C : float
+        One source.
+    k_max : int, optional
+        Longest period considered (default: enough for ``alpha**k_max < 1e-13``).
+    xtol : float
+        Absolute tolerance of the root, relative to ``u*``.
+    """
+    if int(k) != k or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = int(k)
+    u, alpha, C = float(u), float(alpha), float(C)
+    if k_max is None:
+        k_max = max(k + 2, int(math.ceil(math.log(1e-13) / math.log(alpha))))
+    ks = np.arange(1, k_max + 1)
+    u_star = u / (1 - alpha)
+
+    def advantage(lam):   # best reward crawling by x_k minus best reward waiting past x_k
+        rewards = cycle_reward(ks, lam, u, alpha, C)
+        wait = max(float(rewards[k:].max()), C * lam)
+        return float(rewards[:k].max()) - wait
+
+    lo, hi = -u_star / C, 2 * u_star / C   # advantage > 0 at lo (crawl every period), < 0 at hi
+    return optimize.brentq(advantage, lo, hi, xtol=xtol * u_star, rtol=4 * np.finfo(float).eps)
+
+
+@dataclass(frozen=True)
+class RelaxationBound:
+    """Whittle's relaxation of the per-period constraint (Section III) on a crawling model.
+
+    Attributes
+    ----------
+    bound : float
+        ``min_lam sum_i beta_i(lam) - lam (N - M)`` (costs ``C = 1``): an upper bound on the
+        average reward of any policy crawling ``M`` sources per period.
+    subsidy : float
+        The minimising subsidy ``lam``.
+    periods : ndarray
+        The optimal crawling period of each source at that subsidy (``inf``: never).
+    """
+
+    bound: float
+    subsidy: float
+    periods: np.ndarray
+
+
+def relaxation_bound(model: CrawlingModel, M: float, *, k_max: int = 400) -> RelaxationBound:
+    """Upper bound of Whittle's relaxation (average constraint ``sum_i E[v_i] = M``).
+
+    The dual function ``D(lam) = sum_i beta_i(lam) - lam (N - M)`` is convex and piecewise
+    linear, with ``beta_i(lam) = max(lam, max_k g_k(lam))`` (:func:`cycle_reward`); its breakpoints
+    are the indices of the visited states, so the minimum is attained at one of them.
+    Periods up to ``k_max`` are considered (``alpha**k_max`` below rounding for Table I).
+    """
+    if np.any(model.cost != 1.0):
+        raise ValueError("relaxation_bound assumes unit crawling costs C_i = 1")
+    if not 0 < M < model.n_sources:
+        raise ValueError(f"M must lie in (0, N={model.n_sources}), got {M!r}")
+    u, alpha = model.u, model.alpha
+    ks = np.arange(1, k_max + 1)
+    breakpoints = whittle_index(visited_states(u[:, None], alpha[:, None], ks), u[:, None],
+                                alpha[:, None]).ravel()
+    breakpoints = np.unique(np.concatenate([breakpoints, model.u_star]))
+
+    def dual(lam):
+        rewards = cycle_reward(ks[None, :], lam, u[:, None], alpha[:, None])
+        beta = np.maximum(rewards.max(axis=1), lam)
+        return float(beta.sum() - lam * (model.n_sources - M))
+
+    values = np.array([dual(lam) for lam in breakpoints])
+    best = int(np.argmin(values))
+    lam = float(breakpoints[best])
+    periods = np.array([_optimal_cycle(lam, u[i], alpha[i], 1.0, k_max)[0]
+                        for i in range(model.n_sources)])
+    return RelaxationBound(bound=float(values[best]), subsidy=lam, periods=periods)
+
+
+# -- dynamics -----------------------------------------------------------------------------------
+
+def deterministic_step(x, crawl, u, alpha):
+    """One period of eqs. (2)-(3): ``alpha x + u`` if passive, ``u`` if crawled."""
+    return np.where(crawl, u, alpha * x + u)
+
+
+def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = "exponential"):
+    """The utility ``U_i(k)`` that arrives during one period (the sum under eq. 17).
+
+    Contents arrive as a Poisson process of rate ``Lambda_i``; given their number, their
+    arrival times are i.i.d. uniform on the period; each has base utility ``xi`` and is worth
+    ``xi exp(-mu_i (T - tau))`` at the end of the period. ``E[U_i] = u_i`` (eq. 1).
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    size : int, optional
+        Number of periods; the result has shape ``(size, N)`` (``(N,)`` if omitted).
+    rng : numpy.random.Generator or seed
+    base_law : {"exponential", "deterministic"}
+        Law of the base utility ``xi`` with mean ``xi_mean``. The 2015 paper gives only the
+        mean; the 2018 paper says exponential, which we take as default. ``"deterministic"``
+        keeps only the randomness of arrivals.
+    """
+    if base_law not in ("exponential", "deterministic"):
+        raise ValueError(f"base_law must be 'exponential' or 'deterministic', got {base_law!r}")
+    rng = np.random.default_rng(rng)
+    shape = (model.n_sources,) if size is None else (int(size), model.n_sources)
+    counts = rng.poisson(model.arrival_rate * model.period, size=shape)
+    total = int(counts.sum())
+    source = np.repeat(np.broadcast_to(np.arange(model.n_sources), shape).ravel(), counts.ravel())
+    age = rng.uniform(0.0, model.period, size=total)      # time from arrival to end of period
+    value = np.exp(-model.mu[source] * age) * model.xi_mean[source]
+    if base_law == "exponential":
+        value *= rng.standard_exponential(total)
+    cell = np.repeat(np.arange(counts.size), counts.ravel())
+    return np.bincount(cell, weights=value, minlength=counts.size).reshape(shape)
+
+
+def stochastic_step(x, crawl, new_utility, alpha):
+    """One period of eq. (17): ``alpha x + U`` if passive, ``U`` if crawled."""
+    return np.where(crawl, new_utility, alpha * x + new_utility)

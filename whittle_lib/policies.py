@@ -1,0 +1,306 @@
+"""Priority (index) policies over N crawling sources with a budget of M per period, and a
+vectorised simulator.
+
+A policy here is a *priority rule*: a callable ``rule(x, age, t) -> priority`` returning one
+number per source, from the states ``x``, the periods since each source was last crawled
+``age`` (1 just after a crawl) and the period ``t``. Each period the simulator crawls the ``M``
+sources of highest priority (:func:`top_m`, ties broken by a stated rule). The Whittle index
+policy is the rule ``x -> gamma_i(x_i)`` (Theorem 1 of Avrachenkov & Borkar 2015); the
+others are the baselines of the crawling papers.
+
+Everything is vectorised over sources: a Python loop runs over periods only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import crawling
+from .crawling import CrawlingModel
+
+__all__ = [
+    "top_m",
+    "WhittleRule",
+    "CurrentValueRule",
+    "ExpectedValueRule",
+    "RoundRobinRule",
+    "SimulationResult",
+    "simulate",
+    "PeriodicOrbit",
+    "periodic_orbit",
+]
+
+_TIES = ("lowest", "random")
+
+
+def top_m(priority, M: int, *, ties: str = "lowest", rng=None) -> np.ndarray:
+    """Boolean mask of the ``M`` largest priorities along the last axis.
+
+    Parameters
+    ----------
+    priority : array_like, shape (..., N)
+    M : int
+        Number selected in each row, ``0 <= M <= N``.
+    ties : {"lowest", "random"}
+        Among sources tied at the ``M``-th largest priority, take those of lowest number
+        (deterministic, the rule of our notebooks), or a uniformly random subset (``rng``).
+    rng : numpy.random.Generator or seed, optional
+        Needed for ``ties="random"``.
+
+    Notes
+    -----
+    ``O(N)`` per row (``numpy.partition``), plus the tied entries at the cut.
+
+    Examples
+    --------
+    >>> top_m([3.0, 5.0, 5.0, 1.0], 1)
+    array([False,  True, False, False])
+    >>> top_m([3.0, 5.0, 5.0, 1.0], 2)
+    array([False,  True,  True, False])
+    """
+    if ties not in _TIES:
+        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
+    priority = np.asarray(priority, dtype=float)
+    n = priority.shape[-1]
+    if int(M) != M or not 0 <= M <= n:
+        raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
+    M = int(M)
+    if np.isnan(priority).any():
+        raise ValueError("priority contains nan")
+    if M == 0 or M == n:
+        return np.full(priority.shape, M == n)
+    if ties == "random":
+        rng = np.random.default_rng(rng)
+    flat = priority.reshape(-1, n)
+    out = np.empty(flat.shape, dtype=bool)
+    for row, p in enumerate(flat):
+        cut = np.partition(p, n - M)[n - M]         # the M-th largest value
+        above = p > cut
+        need = M - int(np.count_nonzero(above))
+        tied = np.flatnonzero(p == cut)
+        if ties == "random" and need < tied.size:
+            tied = rng.permutation(tied)
+        above[tied[:need]] = True
+        out[row] = above
+    return out.reshape(priority.shape)
+
+
+# -- priority rules ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WhittleRule:
+    """The Whittle index policy: priority ``gamma_i(x_i)`` (:func:`crawling.whittle_index`)."""
+
+    model: CrawlingModel
+    time_period: int | None = field(default=None, init=False)
+
+    def __call__(self, x, age, t):
+        m = self.model
+        return crawling.whittle_index(x, m.u, m.alpha, m.cost)
+
+
+@dataclass(frozen=True)
+class CurrentValueRule:
+    """Greedy by the current value: crawl the sources holding the most utility ``x_i``."""
+
+    time_period: int | None = field(default=None, init=False)
+
+    def __call__(self, x, age, t):
+        return np.asarray(x, dtype=float)
+
+
+@dataclass(frozen=True)
+class ExpectedValueRule:
+    """The greedy rule of the 2018 paper (Sec. IV-B): priority
+    ``Lambda_i xi_i / mu_i (1 - exp(-mu_i t_i))``, ``t_i`` the time since the last crawl.
+
+    It is the deterministic state ``x_{age}`` (:func:`crawling.visited_states`): greedy by the
+    *expected* value, blind to the realised arrivals.
+    """
+
+    model: CrawlingModel
+    time_period: int | None = field(default=None, init=False)
+
+    def __call__(self, x, age, t):
+        m = self.model
+        return crawling.visited_states(m.u, m.alpha, np.asarray(age, dtype=float))
+
+
+@dataclass(frozen=True)
+class RoundRobinRule:
+    """Round robin: at period ``t`` crawl sources ``(t * stride + j) mod N``, ``j < M``.
+
+    ``stride = M`` visits disjoint blocks (each source once every ``N / M`` periods when ``M``
+    divides ``N``); ``stride = 1`` slides a window of ``M`` sources by one each period.
+    """
+
+    n_sources: int
+    stride: int
+
+    def __post_init__(self):
+        if int(self.n_sources) != self.n_sources or self.n_sources < 1:
+            raise ValueError(f"n_sources must be a positive integer, got {self.n_sources!r}")
+        if int(self.stride) != self.stride or self.stride < 1:
+            raise ValueError(f"stride must be a positive integer, got {self.stride!r}")
+
+    @property
+    def time_period(self) -> int:
+        return int(self.n_sources)
+
+    def __call__(self, x, age, t):
+        n = self.n_sources
+        # priority n - ((j - t*stride) mod n): the source at the pointer is first, then the next
+        offset = (np.arange(n) - t * self.stride) % n
+        return np.broadcast_to((n - offset).astype(float), np.shape(x))
+
+
+# -- simulation ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """A simulated run of a priority policy.
+
+    Attributes
+    ----------
+    rewards : ndarray, shape (n_periods,) or (n_periods, R)
+        Total utility collected in each period (per replication if ``R`` replications).
+    states : ndarray or None
+        ``x(t)`` before the decision, shape ``(n_periods, [R,] N)``, if ``record``.
+    crawled : ndarray or None
+        The crawl decisions, same shape, if ``record``.
+    """
+
+    rewards: np.ndarray
+    states: np.ndarray | None = None
+    crawled: np.ndarray | None = None
+
+    @property
+    def average_reward(self):
+        """Time-average reward per period, ``sum_t rewards / n_periods`` (per replication)."""
+        return self.rewards.mean(axis=0)
+
+
+def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
+             stochastic: bool = False, replications: int | None = None,
+             base_law: str = "exponential", ties: str = "lowest", record: bool = False,
+             rng=None) -> SimulationResult:
+    """Run a priority policy on the crawling model for ``n_periods`` periods.
+
+    Each period ``t``: compute the priorities from ``(x(t), age(t), t)``, crawl the top ``M``
+    (:func:`top_m`), collect ``x_i(t)`` from each crawled source, and move to ``x(t+1)`` by
+    eqs. (2)-(3) (deterministic) or eq. (17) (stochastic, new utility drawn by
+    :func:`crawling.sample_new_utility`).
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    rule : callable
+        ``rule(x, age, t) -> priority``, e.g. :class:`WhittleRule`.
+    M : int
+        Sources crawled per period.
+    n_periods : int
+    x0 : array_like, optional
+        Initial states (default ``u``, the state just after a crawl, age 1).
+    stochastic : bool
+        Eq. (17) instead of eqs. (2)-(3).
+    replications : int, optional
+        Run ``R`` independent copies at once (arrays gain an axis of length ``R`` before the
+        sources). For the stochastic model.
+    base_law, ties, rng
+        See :func:`crawling.sample_new_utility` and :func:`top_m`.
+    record : bool
+        Keep the states and decisions (memory ``O(n_periods N)``).
+    """
+    if int(n_periods) != n_periods or n_periods < 1:
+        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
+    n = model.n_sources
+    if int(M) != M or not 0 <= M <= n:
+        raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
+    rng = np.random.default_rng(rng)
+    u, alpha = model.u, model.alpha
+    shape = (n,) if replications is None else (int(replications), n)
+    x = np.broadcast_to(u if x0 is None else np.asarray(x0, dtype=float), shape).copy()
+    if x0 is None:
+        age = np.ones(shape)
+    else:
+        # periods since a crawl that would give x0 (inf where x0 is not a visited state)
+        age = np.broadcast_to(crawling.periods_to_reach(x, u, alpha), shape).copy()
+        age[age < 1] = np.inf
+    rewards = np.empty((int(n_periods),) + shape[:-1])
+    states = np.empty((int(n_periods),) + shape) if record else None
+    crawled = np.empty((int(n_periods),) + shape, dtype=bool) if record else None
+    for t in range(int(n_periods)):
+        crawl = top_m(rule(x, age, t), M, ties=ties, rng=rng)
+        rewards[t] = np.where(crawl, x, 0.0).sum(axis=-1)
+        if record:
+            states[t], crawled[t] = x, crawl
+        if stochastic:
+            new = crawling.sample_new_utility(model, None if replications is None else shape[0],
+                                              rng=rng, base_law=base_law)
+            x = crawling.stochastic_step(x, crawl, new, alpha)
+        else:
+            x = crawling.deterministic_step(x, crawl, u, alpha)
+        age = np.where(crawl, 1.0, age + 1.0)
+    return SimulationResult(rewards=rewards, states=states, crawled=crawled)
+
+
+@dataclass(frozen=True)
+class PeriodicOrbit:
+    """The eventually periodic trajectory of a deterministic policy (eqs. 2-3).
+
+    Attributes
+    ----------
+    transient : int
+        Periods before the orbit first enters its cycle.
+    period : int
+        Length of the cycle.
+    average_reward : float
+        Exact long-run average reward: the mean reward over one cycle.
+    rewards : ndarray
+        Rewards of the first ``transient + period`` periods.
+    crawled : ndarray, shape (transient + period, N)
+        Decisions over the same periods.
+    """
+
+    transient: int
+    period: int
+    average_reward: float
+    rewards: np.ndarray
+    crawled: np.ndarray
+
+
+def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "lowest",
+                   max_periods: int = 100_000) -> PeriodicOrbit:
+    """The exact long-run average reward of a deterministic policy on the deterministic model.
+
+    The deterministic dynamics computed in floating point from ``u`` revisit bit-identical
+    states, so the joint state (with the phase ``t mod time_period`` of a time-dependent rule)
+    repeats; the average over the first repeated cycle is the long-run average (4) exactly.
+    """
+    if ties != "lowest":
+        raise ValueError("periodic_orbit needs a deterministic tie rule, ties='lowest'")
+    n = model.n_sources
+    u, alpha = model.u, model.alpha
+    x = u.copy() if x0 is None else np.asarray(x0, dtype=float).copy()
+    age = np.ones(n) if x0 is None else np.where(
+        (a := crawling.periods_to_reach(x, u, alpha)) >= 1, a, np.inf)
+    phase_len = getattr(rule, "time_period", None) or 1
+    seen: dict[bytes, int] = {}
+    rewards, crawls = [], []
+    for t in range(max_periods):
+        key = x.tobytes() + np.int64(t % phase_len).tobytes()
+        if key in seen:
+            start = seen[key]
+            cycle = np.asarray(rewards[start:])
+            return PeriodicOrbit(transient=start, period=t - start,
+                                 average_reward=float(cycle.mean()),
+                                 rewards=np.asarray(rewards), crawled=np.asarray(crawls))
+        seen[key] = t
+        crawl = top_m(rule(x, age, t), M)
+        rewards.append(float(x[crawl].sum()))
+        crawls.append(crawl)
+        x = crawling.deterministic_step(x, crawl, u, alpha)
+        age = np.where(crawl, 1.0, age + 1.0)
+    raise RuntimeError(f"no repeated state within {max_periods} periods")
