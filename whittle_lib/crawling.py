@@ -240,7 +240,7 @@ def whittle_index(x, u, alpha, C=1.0):
     >>> u, alpha = 10.0, 0.5
     >>> x = visited_states(u, alpha, np.arange(1, 5))
     >>> whittle_index(x, u, alpha)      # x_k - k u alpha**k
-    array([ 5. , 10. , 13.75, 16.25])
+    array([ 5.  , 10.  , 13.75, 16.25])
     """
     x = np.asarray(x, dtype=float)
     u = np.asarray(u, dtype=float)
