@@ -31,8 +31,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import itertools
+
 import numpy as np
-from scipy import optimize
+from scipy import optimize, sparse
+
+from . import mdp
+from .arms import RestlessArm
 
 __all__ = [
     "CrawlingModel",
@@ -45,19 +50,26 @@ __all__ = [
     "index_remark",
     "index_2018",
     "cycle_reward",
+    "visited_state_arm",
     "index_by_definition",
     "relaxation_bound",
     "RelaxationBound",
+    "OptimalCrawling",
+    "crawling_mdp",
+    "optimal_crawling",
     "deterministic_step",
     "stochastic_step",
     "sample_new_utility",
 ]
 
-#: Two logarithm ratios closer than this (relative) are the same integer: on a visited state
-#: ``log_alpha((u - (1-alpha) x)/u)`` is an integer ``k`` up to a few ulps of rounding, and the
-#: ceiling of ``k + 1e-15`` is ``k + 1``. 1e-9 is far above rounding (1e-15 relative) and far
-#: below the gap to the next state (the ratio changes by at least 1 between visited states).
-_LATTICE_RTOL = 1e-9
+#: On a visited state ``x_k`` the ratio ``log_alpha((u - (1-alpha) x)/u)`` is the integer ``k``
+#: up to rounding: the argument ``alpha**k`` is formed as ``1 - (1-alpha) x / u`` and carries an
+#: absolute error of a few ulps of 1, so the ratio errs by about ``1e-16 / (alpha**k |log alpha|)``
+#: (1e-7 when ``alpha**k`` is 1e-9). A ratio less than this above an integer is taken to be that
+#: integer: exact wherever ``alpha**k > 1e-9``, i.e. wherever ``x_k`` is not within a relative
+#: 1e-9 of ``u*``. The index (Theorem 1) is continuous in ``x``, so near-lattice off-lattice
+#: states lose nothing: their index changes by ``u |alpha**k - arg|``.
+_LATTICE_SLACK = 1e-6
 
 
 def _as_positive(name, value, *, open_unit=False):
@@ -179,12 +191,28 @@ def visited_states(u, alpha, k):
     return u * -np.expm1(k * np.log(alpha)) / -np.expm1(np.log(alpha))
 
 
-def _log_ratio(x, u, alpha):
-    """``log_alpha((u - (1-alpha) x) / u)``, ``+inf`` where the argument is not positive."""
-    arg = (u - (1.0 - alpha) * x) / u
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(arg > 0, np.log(np.where(arg > 0, arg, 1.0)) / np.log(alpha), np.inf)
-    return ratio
+def _index_constants(u, alpha):
+    """Per-source constants of the index: ``(1 - alpha)/u``, ``log alpha``, ``u*``."""
+    u = np.asarray(u, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    return u, -np.expm1(np.log(alpha)) / u, np.log(alpha), u / -np.expm1(np.log(alpha))
+
+
+def _ceil_log_ratio(x, slope, log_alpha):
+    """``(eta, arg)``: ``arg = 1 - (1-alpha) x / u`` and ``eta = ceil(log_alpha(arg))`` computed
+    robustly, ``0`` where ``arg <= 0``.
+
+    On a visited state ``x_k`` the ratio ``log(arg)/log(alpha)`` is ``k`` up to rounding, and
+    the plain ceiling of ``k + 1e-12`` is ``k + 1``; lowering the ratio by ``_LATTICE_SLACK``
+    before the ceiling puts it back on ``k``.
+    """
+    arg = np.asarray(1.0 - slope * x)
+    below = arg > 0
+    # log of max(arg, 1e-300): where arg <= 0 the ratio is a large finite number that callers
+    # mask with `below` (no inf or nan, no slow masked ufunc)
+    ratio = np.log(np.maximum(arg, 1e-300)) / log_alpha
+    ratio -= _LATTICE_SLACK
+    return np.ceil(ratio), arg, below
 
 
 def periods_to_reach(x, u, alpha):
@@ -192,18 +220,35 @@ def periods_to_reach(x, u, alpha):
 
     ``eta(x) = ceil(log_alpha((u - (1 - alpha) x) / u))`` for ``x < u*``: the number of periods
     after a crawl at which the state first reaches ``x`` (``eta(x_k) = k``). Rounding makes the
-    logarithm ``k (1 + 1e-16)`` on ``x_k``, whose plain ceiling is ``k + 1``; a ratio within
-    ``1e-9`` (relative) of an integer is taken to be that integer. Returns ``-1`` where
+    logarithm ``k + 1e-12`` on ``x_k``, whose plain ceiling is ``k + 1``; a ratio within
+    ``1e-6`` above an integer is taken to be that integer (exact where ``alpha**k > 1e-9``).
+    Returns ``-1`` where
     ``x >= u*`` (the argument of the logarithm is not positive: ``log+`` of the paper is 0 there,
     and no finite number of periods reaches ``x``).
+
+    Examples
+    --------
+    >>> periods_to_reach(visited_states(10.0, 0.5, [1, 2, 3]), 10.0, 0.5)
+    array([1., 2., 3.])
     """
-    ratio = _log_ratio(np.asarray(x, dtype=float), u, alpha)
-    finite = np.isfinite(ratio)
-    safe = np.where(finite, ratio, 0.0)
-    nearest = np.rint(safe)
-    on_lattice = np.abs(safe - nearest) <= _LATTICE_RTOL * np.maximum(1.0, np.abs(nearest))
-    eta = np.where(on_lattice, nearest, np.ceil(safe))
-    return np.where(finite, eta, -1.0)
+    u, slope, log_alpha, _ = _index_constants(u, alpha)
+    eta, _, below = _ceil_log_ratio(np.asarray(x, dtype=float), slope, log_alpha)
+    return np.where(below, eta, -1.0)
+
+
+def _whittle_index(x, u, slope, log_alpha, u_star):
+    """The index from precomputed constants (see :func:`whittle_index`); ``C = 1``."""
+    shape = np.broadcast(x, u).shape
+    eta, arg, below = _ceil_log_ratio(np.atleast_1d(x), slope, log_alpha)
+    # gamma = eta ((1-alpha) x - u) + x_eta = u* (1 - alpha**eta) - eta u arg, as
+    # (1 - alpha) x - u = -u arg and x_eta = u* (1 - alpha**eta)
+    power = np.exp(eta * log_alpha)
+    gamma = u_star * (1.0 - power)
+    eta *= arg
+    eta *= u
+    gamma -= eta
+    np.copyto(gamma, x, where=~below)      # x >= u*: the index is x itself
+    return gamma.reshape(shape)
 
 
 def whittle_index(x, u, alpha, C=1.0):
@@ -243,13 +288,8 @@ def whittle_index(x, u, alpha, C=1.0):
     array([ 5.  , 10.  , 13.75, 16.25])
     """
     x = np.asarray(x, dtype=float)
-    u = np.asarray(u, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
-    eta = periods_to_reach(x, u, alpha)
-    below = eta >= 0
-    k = np.where(below, eta, 0.0)
-    gamma = k * ((1.0 - alpha) * x - u) + visited_states(u, alpha, k)
-    return np.where(below, gamma, x) / C
+    u, slope, log_alpha, u_star = _index_constants(u, alpha)
+    return _whittle_index(x, u, slope, log_alpha, u_star) / np.asarray(C, dtype=float)
 
 
 # -- the three printed forms, literally ---------------------------------------------------------
@@ -257,8 +297,9 @@ def whittle_index(x, u, alpha, C=1.0):
 def _eta_printed(x, u, alpha):
     """``ceil(log+_alpha((u - (1-alpha)x)/u))`` exactly as printed: floating ceiling, ``log+ = 0``
     where the argument is not positive."""
-    ratio = _log_ratio(np.asarray(x, dtype=float), u, alpha)
-    return np.where(np.isfinite(ratio), np.ceil(np.where(np.isfinite(ratio), ratio, 0.0)), 0.0)
+    arg = (u - (1.0 - np.asarray(alpha)) * np.asarray(x, dtype=float)) / u
+    ratio = np.log(arg, out=np.zeros(np.broadcast(arg, alpha).shape), where=arg > 0) / np.log(alpha)
+    return np.ceil(ratio)
 
 
 def index_theorem1(x, u, alpha, C=1.0):
@@ -355,6 +396,27 @@ def index_by_definition(k, u, alpha, C=1.0, *, k_max=None, xtol=1e-12):
     return optimize.brentq(advantage, lo, hi, xtol=xtol * u_star, rtol=4 * np.finfo(float).eps)
 
 
+def visited_state_arm(u, alpha, n_states: int) -> RestlessArm:
+    """One source as a finite restless arm on its first ``n_states`` visited states.
+
+    State ``k - 1`` is ``x_k`` (:func:`visited_states`). Passive: ``x_k -> x_{k+1}``, the last
+    state staying put (a truncation: ``x_n`` stands for ``x_n, x_{n+1}, ...``); active: reward
+    ``x_k``, next state ``x_1 = u``. The engine's indices of this arm
+    (:func:`whittle_lib.indices.whittle_indices`, ``discount=1.0``) are the closed form's on
+    the states far enough from the truncation.
+    """
+    if int(n_states) != n_states or n_states < 2:
+        raise ValueError(f"n_states must be an integer >= 2, got {n_states!r}")
+    n = int(n_states)
+    states = np.arange(n)
+    P0 = np.zeros((n, n))
+    P0[states, np.minimum(states + 1, n - 1)] = 1.0
+    P1 = np.zeros((n, n))
+    P1[:, 0] = 1.0
+    return RestlessArm(P0=P0, P1=P1, R0=np.zeros(n),
+                       R1=visited_states(float(u), float(alpha), states + 1))
+
+
 @dataclass(frozen=True)
 class RelaxationBound:
     """Whittle's relaxation of the per-period constraint (Section III) on a crawling model.
@@ -404,6 +466,112 @@ def relaxation_bound(model: CrawlingModel, M: float, *, k_max: int = 400) -> Rel
     periods = np.array([_optimal_cycle(lam, u[i], alpha[i], 1.0, k_max)[0]
                         for i in range(model.n_sources)])
     return RelaxationBound(bound=float(values[best]), subsidy=lam, periods=periods)
+
+
+@dataclass(frozen=True)
+class OptimalCrawling:
+    """The optimal policy of the per-period constraint on the deterministic model.
+
+    Attributes
+    ----------
+    average_reward : float
+        Optimal long-run average reward of the age-capped model: a lower bound on the optimum
+        of the true model, equal to it when no source waits ``age_cap`` periods on the optimal
+        cycle (``cap_binds`` is False) -- see :func:`optimal_crawling`.
+    cycle_ages : ndarray, shape (period, N)
+        Ages ``k_i`` (the state is ``x_{k_i}``) along the optimal cycle.
+    cycle_crawls : ndarray of bool, shape (period, N)
+        Which sources the optimal policy crawls along the cycle.
+    age_cap : ndarray of int, shape (N,)
+    cap_binds : bool
+        Whether the optimal cycle crawls a source at its age cap (where the capped model
+        under-counts the source's value).
+    n_states : int
+        States of the joint MDP.
+    """
+
+    average_reward: float
+    cycle_ages: np.ndarray
+    cycle_crawls: np.ndarray
+    age_cap: np.ndarray
+    cap_binds: bool
+    n_states: int
+
+
+def crawling_mdp(model: CrawlingModel, M: int, age_cap):
+    """The joint MDP of the per-period constraint over capped ages (see :func:`optimal_crawling`).
+
+    Returns
+    -------
+    problem : whittle_lib.mdp.FiniteMDP
+        Deterministic transitions; action ``a`` crawls the sources ``actions[a]``.
+    ages : ndarray of int, shape (S, N)
+        The ages of each joint state (state ``s`` holds ``x_{ages[s, i]}`` at source ``i``).
+    actions : ndarray of bool, shape (binomial(N, M), N)
+    """
+    n = model.n_sources
+    if int(M) != M or not 1 <= M < n:
+        raise ValueError(f"M must be an integer in [1, N-1={n - 1}], got {M!r}")
+    cap = np.broadcast_to(np.asarray(age_cap), (n,)).astype(int)
+    if np.any(cap < 1) or np.any(np.asarray(age_cap) != np.round(age_cap)):
+        raise ValueError(f"age_cap must hold positive integers, got {age_cap!r}")
+    n_states = int(np.prod(cap))
+    if n_states > 2_000_000:
+        raise ValueError(f"age_cap gives {n_states} joint states; at most 2,000,000 allowed")
+    ages = np.stack(np.unravel_index(np.arange(n_states), cap), axis=1) + 1   # (S, N), 1-based
+    values = visited_states(model.u[None, :], model.alpha[None, :], ages)
+    actions = [np.isin(np.arange(n), c) for c in itertools.combinations(range(n), int(M))]
+    transitions, rewards = [], []
+    for crawl in actions:
+        nxt = np.where(crawl, 1, np.minimum(ages + 1, cap))
+        target = np.ravel_multi_index(tuple((nxt - 1).T), cap)
+        transitions.append(sparse.csr_array((np.ones(n_states), (np.arange(n_states), target)),
+                                            shape=(n_states, n_states)))
+        rewards.append(values[:, crawl].sum(axis=1))
+    return mdp.FiniteMDP(transitions, np.array(rewards)), ages, np.array(actions)
+
+
+def optimal_crawling(model: CrawlingModel, M: int, age_cap) -> OptimalCrawling:
+    """Exact optimum of crawling exactly ``M`` sources every period (deterministic model).
+
+    After every source has been crawled once, the joint state is the vector of ages
+    ``k_i >= 1`` (periods since the last crawl; source ``i`` holds ``x_{k_i}``). Ages are capped
+    at ``age_cap``: a source left at its cap stays there (it holds ``x_cap < x_{cap+1}``), so
+    any sequence of decisions earns at most what it earns in the true model: the capped
+    optimum is a lower bound on the true optimum, non-decreasing in the cap. The relaxation
+    bound (:func:`relaxation_bound`) is an upper bound; where the two meet, both are the
+    optimum. Solved by multichain policy iteration (:func:`whittle_lib.mdp.policy_iteration`);
+    the optimal cycle is then followed from the state with every source at its cap.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    M : int
+        Sources crawled per period (crawling never lowers the reward, so "at most M" and
+        "exactly M" have the same optimum).
+    age_cap : int or array_like of int, shape (N,)
+        The joint MDP has ``prod(age_cap)`` states and ``binomial(N, M)`` actions.
+    """
+    problem, ages, actions = crawling_mdp(model, M, age_cap)
+    cap = np.asarray(ages.max(axis=0))
+    n_states = problem.n_states
+    transitions = problem.transitions
+    rewards = problem.rewards
+    solution = mdp.policy_iteration(problem, discount=1.0)
+    # follow the optimal policy from the all-capped state until a state repeats
+    state = n_states - 1
+    seen: dict[int, int] = {}
+    path = []
+    while state not in seen:
+        seen[state] = len(path)
+        path.append(state)
+        state = int(transitions[solution.policy[state]].indices[state])
+    cycle = np.array(path[seen[state]:])
+    crawls = np.array([actions[a] for a in solution.policy[cycle]])
+    gain = float(np.mean(rewards[solution.policy[cycle], cycle]))
+    return OptimalCrawling(average_reward=gain, cycle_ages=ages[cycle], cycle_crawls=crawls,
+                           age_cap=cap, cap_binds=bool(np.any(crawls & (ages[cycle] >= cap))),
+                           n_states=n_states)
 
 
 # -- dynamics -----------------------------------------------------------------------------------

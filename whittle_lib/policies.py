@@ -91,14 +91,25 @@ def top_m(priority, M: int, *, ties: str = "lowest", rng=None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class WhittleRule:
-    """The Whittle index policy: priority ``gamma_i(x_i)`` (:func:`crawling.whittle_index`)."""
+    """The Whittle index policy: priority ``gamma_i(x_i)`` (:func:`crawling.whittle_index`).
+
+    The per-source constants of the index are computed once, so a period costs a logarithm,
+    an exponential and a few products per source.
+    """
 
     model: CrawlingModel
     time_period: int | None = field(default=None, init=False)
+    _constants: tuple = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_constants",
+                           crawling._index_constants(self.model.u, self.model.alpha))
 
     def __call__(self, x, age, t):
-        m = self.model
-        return crawling.whittle_index(x, m.u, m.alpha, m.cost)
+        gamma = crawling._whittle_index(np.asarray(x, dtype=float), *self._constants)
+        if np.any(self.model.cost != 1.0):
+            gamma /= self.model.cost
+        return gamma
 
 
 @dataclass(frozen=True)
@@ -228,21 +239,24 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
         # periods since a crawl that would give x0 (inf where x0 is not a visited state)
         age = np.broadcast_to(crawling.periods_to_reach(x, u, alpha), shape).copy()
         age[age < 1] = np.inf
+    u_full = np.broadcast_to(u, shape)
     rewards = np.empty((int(n_periods),) + shape[:-1])
     states = np.empty((int(n_periods),) + shape) if record else None
     crawled = np.empty((int(n_periods),) + shape, dtype=bool) if record else None
     for t in range(int(n_periods)):
         crawl = top_m(rule(x, age, t), M, ties=ties, rng=rng)
-        rewards[t] = np.where(crawl, x, 0.0).sum(axis=-1)
+        rewards[t] = np.sum(x, axis=-1, where=crawl)
         if record:
-            states[t], crawled[t] = x, crawl
-        if stochastic:
-            new = crawling.sample_new_utility(model, None if replications is None else shape[0],
-                                              rng=rng, base_law=base_law)
-            x = crawling.stochastic_step(x, crawl, new, alpha)
-        else:
-            x = crawling.deterministic_step(x, crawl, u, alpha)
-        age = np.where(crawl, 1.0, age + 1.0)
+            states[t], crawled[t] = x.copy(), crawl
+        # eqs. (2)-(3) or (17), in place: x <- alpha x + U, then x <- U where crawled
+        new = (crawling.sample_new_utility(model, None if replications is None else shape[0],
+                                           rng=rng, base_law=base_law)
+               if stochastic else u_full)
+        x *= alpha
+        x += new
+        np.copyto(x, new, where=crawl)
+        age += 1.0
+        age[crawl] = 1.0
     return SimulationResult(rewards=rewards, states=states, crawled=crawled)
 
 

@@ -1,0 +1,122 @@
+"""Priority policies, the top-M selection and the simulator (whittle_lib.policies).
+
+The simulator updates states in place for speed; it is checked against a plain loop over the
+pure step functions, against the exact periodic average, and (stochastic model) against the
+exact expectation of round robin, which is linear in the arrivals.
+"""
+
+import numpy as np
+import pytest
+
+from whittle_lib import crawling, policies
+
+TABLE_ONE = crawling.table_one()
+
+
+def test_top_m_picks_the_largest_and_breaks_ties_by_lowest_number():
+    np.testing.assert_array_equal(policies.top_m([1.0, 3.0, 2.0], 2), [False, True, True])
+    np.testing.assert_array_equal(policies.top_m([2.0, 1.0, 2.0, 2.0], 2), [True, False, True, False])
+    rows = policies.top_m([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], 1)
+    np.testing.assert_array_equal(rows, [[False, False, True], [True, False, False]])
+    assert policies.top_m([1.0, 2.0], 0).sum() == 0
+    assert policies.top_m([1.0, 2.0], 2).all()
+
+
+def test_top_m_random_ties_are_uniform():
+    rng = np.random.default_rng(3)
+    picks = np.array([policies.top_m([5.0, 5.0, 5.0, 0.0], 1, ties="random", rng=rng)
+                      for _ in range(3000)])
+    assert picks.sum(axis=1).tolist() == [1] * 3000
+    share = picks[:, :3].mean(axis=0)
+    # each tied source with probability 1/3; 3000 draws give s.e. 0.0086, 5 s.e. = 0.043
+    np.testing.assert_allclose(share, 1 / 3, atol=0.043)
+    assert picks[:, 3].sum() == 0
+
+
+def test_top_m_validates():
+    with pytest.raises(ValueError, match="M must be"):
+        policies.top_m([1.0, 2.0], 3)
+    with pytest.raises(ValueError, match="ties"):
+        policies.top_m([1.0, 2.0], 1, ties="highest")
+    with pytest.raises(ValueError, match="nan"):
+        policies.top_m([np.nan, 2.0], 1)
+
+
+def _reference_run(model, rule, M, n_periods):
+    """The simulator written plainly with the pure step functions."""
+    x, age, rewards = model.u.copy(), np.ones(model.n_sources), []
+    for t in range(n_periods):
+        crawl = policies.top_m(rule(x, age, t), M)
+        rewards.append(x[crawl].sum())
+        x = crawling.deterministic_step(x, crawl, model.u, model.alpha)
+        age = np.where(crawl, 1.0, age + 1.0)
+    return np.array(rewards)
+
+
+@pytest.mark.parametrize("M", [1, 2, 3])
+@pytest.mark.parametrize("rule", [policies.WhittleRule(TABLE_ONE), policies.CurrentValueRule(),
+                                  policies.ExpectedValueRule(TABLE_ONE),
+                                  policies.RoundRobinRule(4, 1)], ids=repr)
+def test_simulator_matches_the_plain_loop_and_the_periodic_average(rule, M):
+    run = policies.simulate(TABLE_ONE, rule, M, 400, record=True)
+    np.testing.assert_allclose(run.rewards, _reference_run(TABLE_ONE, rule, M, 400), rtol=1e-12)
+    assert np.all(run.crawled.sum(axis=1) == M)
+    orbit = policies.periodic_orbit(TABLE_ONE, rule, M)
+    np.testing.assert_allclose(run.rewards[: orbit.rewards.size], orbit.rewards, rtol=1e-12)
+    # the long-run average is the cycle mean; the time average over whole cycles equals it
+    start = orbit.transient
+    whole = start + ((400 - start) // orbit.period) * orbit.period
+    assert run.rewards[start:whole].mean() == pytest.approx(orbit.average_reward, rel=1e-12)
+
+
+def test_index_policy_on_table_one_attains_the_relaxation_bound_for_m_1():
+    # Sec. VII: with M = 1 the index policy crawls sources 1 and 2 alternately
+    orbit = policies.periodic_orbit(TABLE_ONE, policies.WhittleRule(TABLE_ONE), 1)
+    assert orbit.period == 2
+    np.testing.assert_array_equal(orbit.crawled[orbit.transient:].sum(axis=0), [1, 1, 0, 0])
+    bound = crawling.relaxation_bound(TABLE_ONE, 1).bound
+    assert orbit.average_reward == pytest.approx(bound, rel=1e-12)
+
+
+def test_round_robin_in_the_stochastic_model_earns_its_deterministic_value():
+    """Round robin's decisions ignore the arrivals and the reward is linear in them, so its
+    expected average equals the deterministic one: an exact reference for the stochastic
+    simulator."""
+    rule = policies.RoundRobinRule(4, 2)
+    exact = policies.periodic_orbit(TABLE_ONE, rule, 2).average_reward
+    run = policies.simulate(TABLE_ONE, rule, 2, 2_000, stochastic=True, replications=6,
+                            rng=np.random.default_rng(11))
+    averages = run.rewards[4:].mean(axis=0)          # skip the first cycle (start at u)
+    standard_error = averages.std(ddof=1) / np.sqrt(averages.size)
+    assert abs(averages.mean() - exact) < 5 * standard_error + 1e-9   # 5 s.e.
+
+
+def test_simulator_is_reproducible_and_validates():
+    rule = policies.WhittleRule(TABLE_ONE)
+    a = policies.simulate(TABLE_ONE, rule, 2, 50, stochastic=True, rng=5).rewards
+    b = policies.simulate(TABLE_ONE, rule, 2, 50, stochastic=True, rng=5).rewards
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="n_periods"):
+        policies.simulate(TABLE_ONE, rule, 2, 0)
+    with pytest.raises(ValueError, match="M must be"):
+        policies.simulate(TABLE_ONE, rule, 5, 10)
+    with pytest.raises(ValueError, match="stride"):
+        policies.RoundRobinRule(4, 0)
+    with pytest.raises(ValueError, match="deterministic tie"):
+        policies.periodic_orbit(TABLE_ONE, rule, 1, ties="random")
+
+
+def test_whittle_rule_uses_the_crawling_costs():
+    model = crawling.CrawlingModel(xi_mean=[1.0, 1.0], mu=[0.5, 0.5], arrival_rate=[1.0, 1.0],
+                                   cost=[1.0, 4.0])
+    x = model.u
+    priority = policies.WhittleRule(model)(x, np.ones(2), 0)
+    np.testing.assert_allclose(priority, crawling.whittle_index(x, model.u, model.alpha, model.cost))
+    assert priority[0] == pytest.approx(4 * priority[1])
+
+
+def test_round_robin_strides():
+    blocks = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 2), 2, 4, record=True).crawled
+    np.testing.assert_array_equal(blocks, [[1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1]])
+    sliding = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4, record=True).crawled
+    np.testing.assert_array_equal(sliding, [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]])
