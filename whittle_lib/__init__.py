@@ -15,7 +15,7 @@ Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<na
 their public names are listed in each module's ``__all__``.
 """
 
-from . import arms, indices, mdp, plotting, queueing, replication
+from . import arms, caching, indices, mdp, plotting, queueing, replication
 
-__all__ = ["arms", "indices", "mdp", "plotting", "queueing", "replication"]
+__all__ = ["arms", "caching", "indices", "mdp", "plotting", "queueing", "replication"]
 __version__ = "0.1.0"
