@@ -9,6 +9,8 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
 ``crawling``, ``policies``
     the ephemeral-content crawling model, its closed-form Whittle index (Avrachenkov &
     Borkar), priority policies with a budget and a vectorised simulator.
+``caching``
+    contents with varying popularity as restless arms (Pavamana & Singh).
 ``queueing``
     the M/M/1/K model of web-robot control (Talim, Liu, Nain, Coffman).
 ``replication``, ``plotting``
@@ -18,7 +20,8 @@ Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<na
 their public names are listed in each module's ``__all__``.
 """
 
-from . import arms, crawling, indices, mdp, plotting, policies, queueing, replication
+from . import arms, caching, crawling, indices, mdp, plotting, policies, queueing, replication
 
-__all__ = ["arms", "crawling", "indices", "mdp", "plotting", "policies", "queueing", "replication"]
+__all__ = ["arms", "caching", "crawling", "indices", "mdp", "plotting", "policies", "queueing",
+           "replication"]
 __version__ = "0.1.0"
