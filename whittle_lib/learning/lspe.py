@@ -333,6 +333,8 @@ class LSPEResult:
         ``T_i(x_-i(n))`` (projected if projection is on) at the recorded steps.
     r : ndarray
         Final value-function weights.
+    condition : float
+        2-norm condition number of the final ``B`` (from ``B^-1`` without regularisation).
     eta : float
         Final average-reward estimate ``eta``.
     diverged_at : int or None
@@ -346,6 +348,7 @@ class LSPEResult:
     threshold_history: np.ndarray
     r_norm: np.ndarray
     r: np.ndarray
+    condition: float
     eta: float
     diverged_at: int | None = None
     settings: LSPESettings = field(default_factory=LSPESettings)
@@ -482,10 +485,13 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
                 break
             x, phi = x_next, phi_next
 
+    with np.errstate(all="ignore"):
+        finite = np.all(np.isfinite(B if s.regularise else B_inv))
+        condition = float(np.linalg.cond(B if s.regularise else B_inv)) if finite else math.nan
     if diverged_at is not None:
         warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
                       f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
                       stacklevel=2)
     return LSPEResult(rewards=rewards, n_active=n_active, q=q_hist, steps=rec_steps,
-                      threshold_history=t_hist, r_norm=r_hist, r=r, eta=float(eta), diverged_at=diverged_at,
+                      threshold_history=t_hist, r_norm=r_hist, r=r, condition=condition, eta=float(eta), diverged_at=diverged_at,
                       settings=s)
