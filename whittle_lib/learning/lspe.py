@@ -327,6 +327,8 @@ class LSPEResult:
         Threshold parameters at steps ``steps``.
     steps : ndarray
         Steps at which ``q`` was recorded.
+    state_history : ndarray, shape (n_records, N)
+        ``X(n)`` at the recorded steps.
     r_norm : ndarray, shape (n_records,)
         ``max_m |r_m|`` at the recorded steps (the size of the value-function weights).
     threshold_history : ndarray, shape (n_records, N)
@@ -346,6 +348,7 @@ class LSPEResult:
     q: np.ndarray
     steps: np.ndarray
     threshold_history: np.ndarray
+    state_history: np.ndarray
     r_norm: np.ndarray
     r: np.ndarray
     condition: float
@@ -433,6 +436,7 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
     q_hist = np.full((rec_steps.size, n_src, 3), np.nan)
     t_hist = np.full((rec_steps.size, n_src), np.nan)
     r_hist = np.full(rec_steps.size, np.nan)
+    x_hist = np.full((rec_steps.size, n_src), np.nan)
     chunk = 1000
     new_utility = None
     diverged_at = None
@@ -452,7 +456,7 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
             rewards[n], n_active[n] = collected, int(active.sum())
             if n % s.record_every == 0:
                 k = n // s.record_every
-                q_hist[k], t_hist[k], r_hist[k] = q, t, np.abs(r).max()
+                q_hist[k], t_hist[k], x_hist[k], r_hist[k] = q, t, x, np.abs(r).max()
             if s.dynamics == "stochastic":
                 if n % chunk == 0:
                     new_utility = sample_new_utility(model, min(chunk, n_steps - n), rng=rng)
@@ -493,5 +497,5 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
                       f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
                       stacklevel=2)
     return LSPEResult(rewards=rewards, n_active=n_active, q=q_hist, steps=rec_steps,
-                      threshold_history=t_hist, r_norm=r_hist, r=r, condition=condition, eta=float(eta), diverged_at=diverged_at,
+                      threshold_history=t_hist, state_history=x_hist, r_norm=r_hist, r=r, condition=condition, eta=float(eta), diverged_at=diverged_at,
                       settings=s)
