@@ -9,6 +9,9 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
 ``crawling``, ``policies``
     the ephemeral-content crawling model, its closed-form Whittle index (Avrachenkov &
     Borkar), priority policies with a budget and a vectorised simulator.
+``learning``
+    learning the crawling policy: LSPE(0) on parametrised thresholds (Avrachenkov & Borkar
+    2019) and two-timescale learning of the Whittle index (Borkar & Chadha 2018).
 ``caching``
     contents with varying popularity as restless arms (Pavamana & Singh).
 ``queueing``
@@ -20,8 +23,9 @@ Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<na
 their public names are listed in each module's ``__all__``.
 """
 
-from . import arms, caching, crawling, indices, mdp, plotting, policies, queueing, replication
+from . import (arms, caching, crawling, indices, learning, mdp, plotting, policies, queueing,
+               replication)
 
-__all__ = ["arms", "caching", "crawling", "indices", "mdp", "plotting", "policies", "queueing",
-           "replication"]
+__all__ = ["arms", "caching", "crawling", "indices", "learning", "mdp", "plotting", "policies",
+           "queueing", "replication"]
 __version__ = "0.1.0"

@@ -1,0 +1,181 @@
+"""LSPE(0) learning of the crawling thresholds (Avrachenkov & Borkar 2019, Sections III-IV).
+
+References: a direct inverse for the Sherman-Morrison recursion, batch means for the running
+averages, a finite-difference gradient of log p for the score (8); invariants of a run.
+"""
+
+import numpy as np
+import pytest
+
+from whittle_lib import crawling
+from whittle_lib.learning import (LSPESettings, activation_probability, run_lspe,
+                                  running_average, score, sherman_morrison_average, step_sizes,
+                                  threshold_basis, thresholds, tikhonov_solve, value_features)
+
+MODEL = crawling.table_one()
+
+
+def test_sherman_morrison_tracks_the_direct_inverse_for_the_printed_step():
+    # B(-1) = eps I; B(n) = B(n-1) + b(n) (phi phi^T - B(n-1)) with b(n) = 1/(n+2): the printed
+    # 1/(n+1) shifted by one so that B(-1) counts as a sample (with 1/(n+1), B(0) = phi phi^T is
+    # singular and no recursion can start).
+    rng = np.random.default_rng(7)
+    ell = 6
+    B = np.eye(ell)
+    B_inv = np.eye(ell)
+    for n in range(200):
+        v = rng.normal(size=ell)
+        b = 1.0 / (n + 2)
+        B = running_average(B, np.outer(v, v), b)
+        B_inv = sherman_morrison_average(B_inv, v, b)
+    # 200 rank-one updates of a matrix of condition ~10: rounding accumulates to ~1e-13.
+    np.testing.assert_allclose(B_inv, np.linalg.inv(B), rtol=1e-9, atol=1e-12)
+
+
+def test_sherman_morrison_tracks_the_direct_inverse_for_the_paper_schedule():
+    # b(n) = c / ceil((n+1)/1000)^(2/3) of Section IV, on the features of real crawling states.
+    rng = np.random.default_rng(3)
+    _, b = step_sizes(np.arange(3000), 0.5)
+    x = MODEL.u * (1 + rng.random((3000, 4)))
+    feats = value_features(x / 100.0)
+    B = np.eye(feats.shape[1])
+    B_inv = np.eye(feats.shape[1])
+    for v, bn in zip(feats, b):
+        B = running_average(B, np.outer(v, v), bn)
+        B_inv = sherman_morrison_average(B_inv, v, bn)
+    # cond(B) ~ 1e7 here: relative agreement to 1e-6 of the largest entry is what double
+    # precision allows after 3000 updates (errors grow like cond * eps * sqrt(n)).
+    err = np.abs(B_inv - np.linalg.inv(B)).max() / np.abs(B_inv).max()
+    assert err < 1e-6
+
+
+def test_the_printed_sherman_morrison_is_wrong():
+    # The printed factors n/(n-1) and n-1 (the step 1/n) with the step 1/(n+1) of the averages:
+    # it does not invert B(n).
+    rng = np.random.default_rng(1)
+    ell, n = 4, 5
+    B = np.eye(ell) + 0.1 * rng.normal(size=(ell, ell))
+    B = B @ B.T
+    v = rng.normal(size=ell)
+    Bi = np.linalg.inv(B)
+    B_next = running_average(B, np.outer(v, v), 1.0 / (n + 1))
+    printed = n / (n - 1) * (Bi - Bi @ np.outer(v, v) @ Bi / (n - 1 + v @ Bi @ v))
+    corrected = sherman_morrison_average(Bi, v, 1.0 / (n + 1))
+    assert np.abs(printed @ B_next - np.eye(ell)).max() > 1e-2
+    np.testing.assert_allclose(corrected @ B_next, np.eye(ell), atol=1e-12)  # rounding only
+
+
+def test_running_averages_equal_batch_means():
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(500, 3))
+    phi = value_features(x)
+    g = rng.normal(size=500)
+    eta = 0.0
+    A = np.zeros((phi.shape[1],) * 2)
+    for n in range(499):
+        b = 1.0 / (n + 1)
+        eta = running_average(eta, g[n], b)
+        A = running_average(A, np.outer(phi[n], phi[n + 1] - phi[n]), b)   # the corrected A
+    batch_A = np.einsum("ti,tj->ij", phi[:-1], phi[1:] - phi[:-1]) / 499
+    # means of 499 O(1) terms: the recursion and the sum differ by rounding only (~1e-14).
+    np.testing.assert_allclose(eta, g[:-1].mean(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(A, batch_A, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("active", [[True, False, False, True], [False, True, True, False]])
+def test_score_is_the_gradient_of_log_p(active):
+    rng = np.random.default_rng(5)
+    x = MODEL.u * (1 + 0.5 * rng.random(4))
+    q = np.column_stack([x + rng.normal(scale=0.7, size=4), 1e-3 * rng.normal(size=4),
+                         1e-6 * rng.normal(size=4)])
+    active = np.array(active)
+    kappa = np.array([2.0, 1.0, 0.5, 3.0])
+
+    def log_p(qq):
+        f = activation_probability(x, thresholds(qq, x), kappa)
+        return np.sum(np.where(active, np.log(f), np.log1p(-f)))
+
+    analytic = score(x, thresholds(q, x), kappa, active)
+    numeric = np.zeros_like(q)
+    for idx in np.ndindex(q.shape):
+        h = 1e-6 * max(1.0, abs(q[idx])) / max(1.0, threshold_basis(x)[idx])
+        up, dn = q.copy(), q.copy()
+        up[idx] += h
+        dn[idx] -= h
+        numeric[idx] = (log_p(up) - log_p(dn)) / (2 * h)
+    # central differences: truncation O(h^2) and rounding eps*|log p|/h; 1e-5 relative to the
+    # largest component is well above both and far below any error in (8).
+    np.testing.assert_allclose(analytic, numeric, atol=1e-5 * np.abs(analytic).max())
+
+
+def test_threshold_projection_and_basis():
+    x = np.array([100.0, 200.0, 300.0, 400.0])
+    psi = threshold_basis(x)
+    np.testing.assert_array_equal(psi[:, 1], [900.0, 800.0, 700.0, 600.0])   # sum of the others
+    q = np.array([[1e6, 0, 0], [-1e6, 0, 0], [50.0, 0, 0], [60.0, 0, 0]])
+    t = thresholds(q, MODEL.u, lower=MODEL.u, upper=MODEL.u_star)
+    np.testing.assert_array_equal(t, [MODEL.u_star[0], MODEL.u[1], 50.0, 60.0])
+
+
+def test_tikhonov_solve_is_the_least_squares_limit():
+    rng = np.random.default_rng(2)
+    B = rng.normal(size=(5, 5))
+    y = rng.normal(size=5)
+    # delta = 1e-12 against cond(B) ~ 10: the regularised solution is the solution to ~1e-10.
+    np.testing.assert_allclose(tikhonov_solve(B, y, 1e-12), np.linalg.solve(B, y), rtol=1e-8)
+
+
+def test_step_sizes_of_the_paper():
+    a, b = step_sizes(np.array([0, 499, 500, 999, 1000, 7999]), 0.5)
+    np.testing.assert_allclose(a, [0.5, 0.5, 0.25, 0.25, 0.5 / 3, 0.5 / 16])
+    np.testing.assert_allclose(b, [0.5, 0.5, 0.5, 0.5, 0.5 / 2 ** (2 / 3), 0.5 / 8 ** (2 / 3)])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(kappa=0.0), "kappa must be a positive finite number, got 0.0"),
+    (dict(step_constant=1.0), "step_constant must lie in"),
+    (dict(n_steps=0), "n_steps must be a positive integer"),
+    (dict(action="top"), "action must be one of"),
+    (dict(dynamics="noisy"), "dynamics must be one of"),
+    (dict(reward="sum"), "reward must be one of"),
+    (dict(q0=(1.0, 2.0)), "q0 must be three finite numbers"),
+    (dict(delta=float("nan")), "delta must be a positive finite number"),
+])
+def test_settings_validation(kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        LSPESettings(**kwargs)
+
+
+def test_run_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="model must be a CrawlingModel"):
+        run_lspe("table one", LSPESettings(n_steps=5), rng=0)
+    with pytest.raises(ValueError, match="step must lie in"):
+        sherman_morrison_average(np.eye(2), np.ones(2), 1.0)
+
+
+def test_short_run_is_reproducible_and_consistent():
+    settings = LSPESettings(n_steps=300, record_every=50)
+    one = run_lspe(MODEL, settings, rng=20191)
+    two = run_lspe(MODEL, settings, rng=20191)
+    other = run_lspe(MODEL, settings, rng=20192)
+    np.testing.assert_array_equal(one.rewards, two.rewards)
+    np.testing.assert_array_equal(one.q, two.q)
+    assert not np.array_equal(one.rewards, other.rewards)
+    assert not one.diverged
+    assert one.q.shape == (6, 4, 3) and one.threshold_history.shape == (6, 4)
+    # projected thresholds stay in [u_i, u_i/(1 - alpha_i)]
+    assert np.all(one.threshold_history >= MODEL.u) and np.all(one.threshold_history <= MODEL.u_star)
+    assert np.all((one.n_active >= 0) & (one.n_active <= 4))
+
+
+def test_deterministic_run_without_randomness_ignores_the_seed():
+    settings = LSPESettings(n_steps=200, dynamics="deterministic")
+    np.testing.assert_array_equal(run_lspe(MODEL, settings, rng=1).rewards,
+                                  run_lspe(MODEL, settings, rng=2).rewards)
+
+
+def test_literal_scale_breaks_the_tikhonov_solve_with_a_warning():
+    # feature_scale=1 (the paper's raw states): B^T B is singular in double precision.
+    with pytest.warns(RuntimeWarning, match="LSPE diverged"):
+        res = run_lspe(MODEL, LSPESettings(n_steps=500, feature_scale=1.0), rng=0)
+    assert res.diverged and np.isnan(res.average_active())

@@ -1,0 +1,501 @@
+"""LSPE(0) learning of a parametrised threshold policy for crawling (Avrachenkov & Borkar 2019).
+
+Section III of the paper writes the Whittle policy of the crawling problem as a threshold policy
+per source: source ``i`` is crawled when ``x_i >= T_i(x_-i)``. The threshold is approximated by
+``T_i(x_-i) = sum_j q^i_j psi_j(x_-i)`` with the basis of Section V,
+``psi(x_-i) = [1, s_i, s_i**2]``, ``s_i = sum_{k != i} x_k`` (:func:`threshold_basis`), and the
+indicator by the logistic ``f_i = sigma(kappa_i (x_i - T_i - 0.5))`` (:func:`activation_probability`).
+The parameters ``q`` follow the stochastic gradient ascent (9), the likelihood-ratio estimate
+(7) of the gradient of the average reward, with the score (8) (:func:`score`) and a value
+function ``V(x) = r . phi(x)`` on quadratic features (:func:`value_features`) learnt by LSPE(0)
+(Section IV; Yu & Bertsekas 2009). :func:`run_lspe` runs the coupled scheme.
+
+The recursions as printed contain typos; this module implements the corrected ones
+(:func:`sherman_morrison_average` and :func:`running_average`, derived in their Notes):
+
+* the A recursion prints ``phi(X(n)) phi(X(n+1))^T - phi(X(n))^T``, an ``l x l`` matrix minus a
+  row vector; the LSPE(0) matrix is ``phi(X(n)) (phi(X(n+1)) - phi(X(n)))^T``;
+* the Sherman-Morrison update prints ``B^-1(n)`` (the unknown) on its right-hand side where
+  ``B^-1(n-1)`` belongs, and its factors ``n/(n-1)`` and ``n-1`` belong to the average with
+  step ``1/n``, not to the printed step ``1/(n+1)`` (for which they are ``(n+1)/n`` and ``n``,
+  and which at ``n = 0`` erases ``B(-1) = eps I`` and leaves a singular ``B(0)``). We use the
+  form exact for any step ``b`` in (0, 1).
+
+References
+----------
+K. Avrachenkov, V. S. Borkar, "A learning algorithm for the Whittle index policy for scheduling
+web crawlers", Allerton 2019 (hal-02416599), Sections III-V, eqs. (7)-(9).
+H. Yu, D. P. Bertsekas, "Convergence results for some temporal difference methods based on least
+squares", IEEE TAC 54(7), 2009.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit
+
+from ..crawling import CrawlingModel, deterministic_step, sample_new_utility, stochastic_step
+
+__all__ = [
+    "threshold_basis",
+    "thresholds",
+    "activation_probability",
+    "score",
+    "value_features",
+    "running_average",
+    "sherman_morrison_average",
+    "tikhonov_solve",
+    "step_sizes",
+    "LSPESettings",
+    "LSPEResult",
+    "run_lspe",
+]
+
+_ACTIONS = ("threshold", "sample")
+_DYNAMICS = ("stochastic", "deterministic")
+_REWARDS = ("collected", "state")
+
+
+# -- the policy of Section III -------------------------------------------------------------------
+
+def threshold_basis(x):
+    """The threshold basis of Section V: ``psi(x_-i) = [1, s_i, s_i**2]``, ``s_i = sum_{k!=i} x_k``.
+
+    The paper prints ``q_1^i`` on both the linear and the quadratic term; we read the second as
+    ``q_2^i`` (three free parameters per source).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., N)
+
+    Returns
+    -------
+    ndarray, shape (..., N, 3)
+
+    Examples
+    --------
+    >>> threshold_basis([1.0, 2.0, 3.0])[0]
+    array([ 1.,  5., 25.])
+    """
+    x = np.asarray(x, dtype=float)
+    s = x.sum(axis=-1, keepdims=True) - x
+    return np.stack([np.ones_like(s), s, s * s], axis=-1)
+
+
+def thresholds(q, x, *, lower=None, upper=None):
+    """``T_i(x_-i) = sum_j q^i_j psi_j(x_-i)``, optionally projected onto ``[lower_i, upper_i]``.
+
+    Section V projects the thresholds onto ``[u_i, u_i / (1 - alpha_i)]``, the range of the
+    states; pass ``lower=model.u, upper=model.u_star`` for it.
+
+    Parameters
+    ----------
+    q : array_like, shape (N, 3)
+    x : array_like, shape (N,)
+    lower, upper : array_like, shape (N,), optional
+    """
+    t = np.einsum("ij,ij->i", np.asarray(q, dtype=float), threshold_basis(x))
+    if lower is not None or upper is not None:
+        t = np.clip(t, lower, upper)
+    return t
+
+
+def activation_probability(x, t, kappa):
+    """The logistic surrogate of Section III, ``f_i = e^z / (1 + e^z)``,
+    ``z = kappa_i (x_i - T_i - 0.5)``.
+
+    Evaluated as ``scipy.special.expit(z)``, which equals the printed form wherever that form is
+    finite and does not overflow for ``z > 709``.
+    """
+    return expit(np.asarray(kappa, dtype=float) * (np.asarray(x, float) - np.asarray(t, float) - 0.5))
+
+
+def score(x, t, kappa, active, *, basis=None):
+    """The score ``d log p(y | x) / d q^i_j`` of eq. (8), for every source and basis function.
+
+    With ``f_i`` the activation probability and ``a_i = 1`` if source ``i`` went to ``u_i``
+    (active), eq. (8) reads ``kappa_i (I{passive}/(1 - f_i) - I{active}/f_i) psi_j f_i (1 - f_i)``,
+    which simplifies to ``kappa_i (f_i - a_i) psi_j(x_-i)``: the form computed here, finite even
+    where ``f_i`` rounds to 0 or 1. Only ``q^i`` enters ``p_i``, so the score of the product
+    ``p = prod_i p_i`` with respect to ``q^i`` is that of ``p_i`` alone.
+
+    Parameters
+    ----------
+    x, t : array_like, shape (N,)
+        States and (projected) thresholds.
+    kappa : array_like, shape (N,) or scalar
+    active : array_like of bool, shape (N,)
+    basis : ndarray, shape (N, 3), optional
+        ``threshold_basis(x)`` if already computed.
+
+    Returns
+    -------
+    ndarray, shape (N, 3)
+    """
+    f = activation_probability(x, t, kappa)
+    psi = threshold_basis(x) if basis is None else basis
+    kappa = np.broadcast_to(np.asarray(kappa, dtype=float), f.shape)
+    return (kappa * (f - np.asarray(active, dtype=float)))[:, None] * psi
+
+
+def value_features(x):
+    """The features of Section V, ``phi(x) = [x_1 .. x_N, x_1^2, x_1 x_2, .., x_{N-1} x_N, x_N^2]``.
+
+    Length ``N + N (N + 1) / 2`` (14 for ``N = 4``); no constant (the value function of the
+    average-reward problem is defined up to one).
+
+    Examples
+    --------
+    >>> value_features([1.0, 2.0])
+    array([1., 2., 1., 2., 4.])
+    """
+    x = np.asarray(x, dtype=float)
+    i, j = np.triu_indices(x.shape[-1])
+    return np.concatenate([x, x[..., i] * x[..., j]], axis=-1)
+
+
+# -- the recursions of Section IV ----------------------------------------------------------------
+
+def running_average(mean, sample, step):
+    """One step of the averages of Section IV: ``mean + step (sample - mean)``.
+
+    With ``step = 1/(n+1)`` from ``n = 0`` this is the sample mean of the first ``n + 1``
+    samples (the printed step); the paper allows any ``b(n)`` (see :func:`step_sizes`).
+    The corrected ``A`` recursion uses ``sample = phi(X(n)) (phi(X(n+1)) - phi(X(n)))^T``.
+    """
+    return mean + step * (np.asarray(sample, dtype=float) - mean)
+
+
+def sherman_morrison_average(inverse, v, step):
+    """Inverse of ``(1 - b) B + b v v^T`` from ``B^-1``: the corrected update of Section IV.
+
+    Parameters
+    ----------
+    inverse : ndarray, shape (l, l)
+        ``B^-1(n-1)``.
+    v : ndarray, shape (l,)
+        ``phi(X(n))``.
+    step : float
+        ``b`` in (0, 1).
+
+    Returns
+    -------
+    ndarray
+        ``B^-1(n)`` for ``B(n) = B(n-1) + b (v v^T - B(n-1))``.
+
+    Notes
+    -----
+    ``B(n) = (1 - b) [B(n-1) + (b/(1-b)) v v^T]`` and the Sherman-Morrison formula give
+
+    .. math:: B^{-1}(n) = \\frac{1}{1-b}\\Big(B^{-1}(n-1)
+              - \\frac{B^{-1}(n-1) v v^T B^{-1}(n-1)}{(1-b)/b + v^T B^{-1}(n-1) v}\\Big).
+
+    With ``b = 1/(n+1)`` the factors are ``(n+1)/n`` and ``n``. The paper prints ``n/(n-1)`` and
+    ``n - 1`` (the factors for ``b = 1/n``) and ``B^-1(n)`` instead of ``B^-1(n-1)`` in the
+    numerator. ``tests/test_lspe.py`` checks this update against a direct inverse.
+    """
+    if not 0 < step < 1:
+        raise ValueError(f"step must lie in (0, 1), got {step!r}")
+    bv = inverse @ v
+    return (inverse - np.outer(bv, bv) / ((1.0 - step) / step + v @ bv)) / (1.0 - step)
+
+
+def tikhonov_solve(B, y, delta):
+    """``(B^T B + delta I)^-1 B^T y``: the regularised inverse of Section V applied to ``y``."""
+    B = np.asarray(B, dtype=float)
+    return np.linalg.solve(B.T @ B + delta * np.eye(B.shape[0]), B.T @ y)
+
+
+def step_sizes(n, c, *, a_period=500, b_period=1000, b_power=2.0 / 3.0):
+    """The example step sizes of Section IV: ``a(n) = c/ceil(n/500)``,
+    ``b(n) = c/ceil(n/1000)**(2/3)``.
+
+    As printed both divide by zero at ``n = 0`` (``ceil(0) = 0``); we use ``ceil((n+1)/500)``,
+    i.e. ``a(n) = c`` for the first 500 steps. ``a(n) = o(b(n))`` as (9) requires.
+
+    Returns
+    -------
+    a, b : ndarray
+    """
+    n = np.asarray(n, dtype=float)
+    a = c / np.ceil((n + 1.0) / a_period)
+    b = c / np.ceil((n + 1.0) / b_period) ** b_power
+    return a, b
+
+
+# -- settings, results and the coupled scheme ----------------------------------------------------
+
+@dataclass(frozen=True)
+class LSPESettings:
+    """Parameters of the learning scheme (Section V's values by default).
+
+    Parameters
+    ----------
+    kappa : float
+        Steepness of the logistic ``f_i`` (Section V: 2).
+    gamma : float
+        LSPE(0) step ``gamma`` of the ``r`` update (Section V: 0.05).
+    n_steps : int
+        Periods simulated (Section V: ``N = 10000``).
+    step_constant : float
+        ``c`` in (0, 1) of the step sizes (:func:`step_sizes`); the paper does not give it.
+    epsilon : float
+        ``B(-1) = epsilon I``; not given in the paper.
+    project : bool
+        Project the thresholds onto ``[u_i, u_i/(1-alpha_i)]`` (Section V's first fix).
+    regularise : bool
+        Replace ``B^-1`` by ``(B^T B + delta I)^-1 B^T`` (Section V's second fix); if False the
+        corrected Sherman-Morrison recursion is used.
+    delta : float
+        Tikhonov parameter; "small" in the paper.
+    action : {"threshold", "sample"}
+        ``"threshold"``: crawl source ``i`` iff ``x_i >= T_i(x_-i)`` (the operative policy of
+        Section III); ``"sample"``: crawl with probability ``f_i`` (the surrogate taken
+        literally).
+    dynamics : {"stochastic", "deterministic"}
+        Eq. (1) (random utility arrives each period, :func:`crawling.sample_new_utility`) or the
+        mean dynamics (2)-(3).
+    reward : {"collected", "state"}
+        One-period reward used by the learner: ``sum_i X_i nu_i`` (the objective of Section II)
+        or ``sum_i X_i`` as printed in eq. (6) and in the ``eta`` and ``b`` recursions.
+    q0 : tuple of 3 floats, or None
+        Initial ``(q_0, q_1, q_2)`` of every source; None: ``q_0^i`` at the middle of
+        ``[u_i, u_i/(1-alpha_i)]``, ``q_1 = q_2 = 0``. Not given in the paper.
+    feature_scale : float
+        Unit in which states enter the features ``phi`` and the basis ``psi``: both are
+        evaluated at ``x / feature_scale``. The paper does not say which unit it used; 1 is the
+        paper literally (states in the hundreds, ``phi`` up to ``2.5e5``, ``B^T B`` singular in
+        double precision, so the Tikhonov solve fails within a few dozen steps). The default
+        100 puts the features in ``[0, 25]``. ``kappa`` and the ``0.5`` of ``f_i`` stay in the
+        units of ``x``.
+    record_every : int
+        Keep ``q`` every this many steps.
+    """
+
+    kappa: float = 2.0
+    gamma: float = 0.05
+    n_steps: int = 10_000
+    step_constant: float = 0.5
+    epsilon: float = 1.0
+    project: bool = True
+    regularise: bool = True
+    delta: float = 1e-3
+    action: str = "threshold"
+    dynamics: str = "stochastic"
+    reward: str = "collected"
+    q0: tuple | None = None
+    feature_scale: float = 100.0
+    record_every: int = 10
+
+    def __post_init__(self):
+        for name in ("kappa", "gamma", "epsilon", "delta", "feature_scale"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        if not (isinstance(self.step_constant, (int, float)) and 0 < self.step_constant < 1):
+            raise ValueError(f"step_constant must lie in (0, 1), got {self.step_constant!r}")
+        for name in ("n_steps", "record_every"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or int(v) != v or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        for name, allowed in (("action", _ACTIONS), ("dynamics", _DYNAMICS),
+                              ("reward", _REWARDS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.q0 is not None:
+            q0 = tuple(float(v) for v in self.q0)
+            if len(q0) != 3 or not all(map(math.isfinite, q0)):
+                raise ValueError(f"q0 must be three finite numbers, got {self.q0!r}")
+            object.__setattr__(self, "q0", q0)
+
+
+@dataclass(frozen=True)
+class LSPEResult:
+    """A run of :func:`run_lspe`.
+
+    Attributes
+    ----------
+    rewards : ndarray, shape (n_steps,)
+        Utility collected each period, ``sum_i X_i(n) nu_i(n)`` (nan after a divergence).
+    n_active : ndarray, shape (n_steps,)
+        Sources crawled each period (-1 after a divergence).
+    q : ndarray, shape (n_records, N, 3)
+        Threshold parameters at steps ``steps``.
+    steps : ndarray
+        Steps at which ``q`` was recorded.
+    state_history : ndarray, shape (n_records, N)
+        ``X(n)`` at the recorded steps.
+    r_norm : ndarray, shape (n_records,)
+        ``max_m |r_m|`` at the recorded steps (the size of the value-function weights).
+    threshold_history : ndarray, shape (n_records, N)
+        ``T_i(x_-i(n))`` (projected if projection is on) at the recorded steps.
+    r : ndarray
+        Final value-function weights.
+    condition : float
+        2-norm condition number of the final ``B`` (from ``B^-1`` without regularisation).
+    eta : float
+        Final average-reward estimate ``eta``.
+    diverged_at : int or None
+        First step at which ``q``, ``r`` or the inverse became non-finite (the run stops there).
+    """
+
+    rewards: np.ndarray
+    n_active: np.ndarray
+    q: np.ndarray
+    steps: np.ndarray
+    threshold_history: np.ndarray
+    state_history: np.ndarray
+    r_norm: np.ndarray
+    r: np.ndarray
+    condition: float
+    eta: float
+    diverged_at: int | None = None
+    settings: LSPESettings = field(default_factory=LSPESettings)
+
+    @property
+    def diverged(self) -> bool:
+        return self.diverged_at is not None
+
+    def average_reward(self, burn_in: int = 0) -> float:
+        """Time average of the collected reward after ``burn_in`` steps (nan if diverged)."""
+        return float(np.mean(self.rewards[burn_in:]))
+
+    def average_active(self, burn_in: int = 0) -> float:
+        """Time average of the number of sources crawled after ``burn_in`` steps."""
+        return float(np.mean(self.n_active[burn_in:])) if not self.diverged else math.nan
+
+
+def _initial_q(model: CrawlingModel, settings: LSPESettings) -> np.ndarray:
+    q = np.zeros((model.n_sources, 3))
+    if settings.q0 is None:
+        q[:, 0] = 0.5 * (model.u + model.u_star)
+    else:
+        q[:] = settings.q0
+    return q
+
+
+def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
+             rng) -> LSPEResult:
+    """Run the LSPE(0) / stochastic-gradient scheme of Section IV on a crawling model.
+
+    Each period ``n``: thresholds ``T_i(X_-i(n))`` (projected if ``settings.project``), the
+    decision (``settings.action``), the reward, the next state ``X(n+1)``; then the averages
+    ``eta, B, A, b`` with step ``b(n)``, ``B^-1`` (corrected Sherman-Morrison) or the Tikhonov
+    solve, ``r(n+1) = r(n) + gamma B^-1 (A r(n) + b)``, and (9):
+    ``q(n+1) = q(n) + a(n) score(X(n+1) | X(n)) r(n) . phi(X(n+1))``.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    settings : LSPESettings
+    rng : numpy.random.Generator or seed
+        For the arrivals (``dynamics="stochastic"``) and sampled decisions (``action="sample"``).
+
+    Returns
+    -------
+    LSPEResult
+        A run whose iterates became non-finite stops there, with ``diverged_at`` set and a
+        ``RuntimeWarning``.
+
+    Notes
+    -----
+    The score is that of the surrogate ``f_i`` at the projected threshold; the projection is
+    treated as part of the evaluation of ``f_i`` (Section V: it keeps the exponent in range),
+    not differentiated, so ``q`` keeps moving when the threshold is clipped.
+    """
+    if not isinstance(model, CrawlingModel):
+        raise ValueError(f"model must be a CrawlingModel, got {type(model).__name__}")
+    if not isinstance(settings, LSPESettings):
+        raise ValueError(f"settings must be LSPESettings, got {type(settings).__name__}")
+    rng = np.random.default_rng(rng)
+    s = settings
+    n_src, n_steps = model.n_sources, int(s.n_steps)
+    u, alpha, u_star = model.u, model.alpha, model.u_star
+    lower, upper = (u, u_star) if s.project else (None, None)
+    kappa = np.full(n_src, float(s.kappa))
+    a_step, b_step = step_sizes(np.arange(n_steps), s.step_constant)
+
+    q = _initial_q(model, s)
+    x = u.copy()                                     # just crawled
+    unit = float(s.feature_scale)
+    ell = value_features(x).size
+    r = np.zeros(ell)
+    eta = 0.0
+    B = s.epsilon * np.eye(ell)
+    B_inv = np.eye(ell) / s.epsilon
+    A = np.zeros((ell, ell))
+    bvec = np.zeros(ell)
+
+    rewards = np.full(n_steps, np.nan)
+    n_active = np.full(n_steps, -1, dtype=int)
+    rec_steps = np.arange(0, n_steps, int(s.record_every))
+    q_hist = np.full((rec_steps.size, n_src, 3), np.nan)
+    t_hist = np.full((rec_steps.size, n_src), np.nan)
+    r_hist = np.full(rec_steps.size, np.nan)
+    x_hist = np.full((rec_steps.size, n_src), np.nan)
+    chunk = 1000
+    new_utility = None
+    diverged_at = None
+    phi = value_features(x / unit)
+
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for n in range(n_steps):
+            psi = threshold_basis(x / unit)
+            t = np.einsum("ij,ij->i", q, psi)
+            if s.project:
+                t = np.clip(t, lower, upper)
+            if s.action == "threshold":
+                active = x >= t
+            else:
+                active = rng.random(n_src) < activation_probability(x, t, kappa)
+            collected = float(x[active].sum())
+            rewards[n], n_active[n] = collected, int(active.sum())
+            if n % s.record_every == 0:
+                k = n // s.record_every
+                q_hist[k], t_hist[k], x_hist[k], r_hist[k] = q, t, x, np.abs(r).max()
+            if s.dynamics == "stochastic":
+                if n % chunk == 0:
+                    new_utility = sample_new_utility(model, min(chunk, n_steps - n), rng=rng)
+                x_next = stochastic_step(x, active, new_utility[n % chunk], alpha)
+            else:
+                x_next = deterministic_step(x, active, u, alpha)
+            g = collected if s.reward == "collected" else float(x.sum())
+            phi_next = value_features(x_next / unit)
+
+            # averages of Section IV with step b(n); b uses eta(n), before its update
+            b_n = b_step[n]
+            bvec = running_average(bvec, phi * (g - eta), b_n)
+            eta = eta + b_n * (g - eta)
+            A = running_average(A, np.outer(phi, phi_next - phi), b_n)     # corrected A
+            if s.regularise:
+                B = running_average(B, np.outer(phi, phi), b_n)
+                try:
+                    direction = tikhonov_solve(B, A @ r + bvec, s.delta)
+                except np.linalg.LinAlgError:        # B^T B + delta I singular in floating point
+                    direction = np.full(ell, np.nan)
+            else:
+                B_inv = sherman_morrison_average(B_inv, phi, b_n)
+                direction = B_inv @ (A @ r + bvec)
+            value_next = float(r @ phi_next)                               # r(n) in (9)
+            q = q + a_step[n] * score(x, t, kappa, active, basis=psi) * value_next
+            r = r + s.gamma * direction
+            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(r))
+                    and np.all(np.isfinite(B_inv))):
+                diverged_at = n
+                break
+            x, phi = x_next, phi_next
+
+    with np.errstate(all="ignore"):
+        finite = np.all(np.isfinite(B if s.regularise else B_inv))
+        condition = float(np.linalg.cond(B if s.regularise else B_inv)) if finite else math.nan
+    if diverged_at is not None:
+        warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
+                      f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
+                      stacklevel=2)
+    return LSPEResult(rewards=rewards, n_active=n_active, q=q_hist, steps=rec_steps,
+                      threshold_history=t_hist, state_history=x_hist, r_norm=r_hist, r=r, condition=condition, eta=float(eta), diverged_at=diverged_at,
+                      settings=s)
