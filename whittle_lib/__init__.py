@@ -9,6 +9,8 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
 ``crawling``, ``policies``
     the ephemeral-content crawling model, its closed-form Whittle index (Avrachenkov &
     Borkar), priority policies with a budget and a vectorised simulator.
+``learning``
+    learning the Whittle index from simulation (Borkar & Chadha 2018).
 ``queueing``
     the M/M/1/K model of web-robot control (Talim, Liu, Nain, Coffman).
 ``replication``, ``plotting``
@@ -18,7 +20,7 @@ Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<na
 their public names are listed in each module's ``__all__``.
 """
 
-from . import arms, crawling, indices, mdp, plotting, policies, queueing, replication
+from . import arms, crawling, indices, learning, mdp, plotting, policies, queueing, replication
 
-__all__ = ["arms", "crawling", "indices", "mdp", "plotting", "policies", "queueing", "replication"]
+__all__ = ["arms", "crawling", "indices", "learning", "mdp", "plotting", "policies", "queueing", "replication"]
 __version__ = "0.1.0"
