@@ -499,8 +499,8 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
     record_trajectory : bool
         Keep the whole joint chain (memory ``O(n_steps * batch)``; for tests).
     chunk : int
-        Steps whose random inputs are drawn at once (memory, not results: the draws are made
-        in the same order whatever the chunk).
+        Steps whose random inputs are drawn at once (bounds the memory). The order of the
+        draws, hence the run, depends on it: keep it fixed to reproduce a run.
     y0 : array_like, optional
         Initial index weights (default 0: the base index).
 
