@@ -1,0 +1,255 @@
+"""Tests of whittle_lib.learning.index_learning (Borkar & Chadha 2018, Sections III-IV).
+
+References used:
+
+1. An independent algorithm: the projection Gamma against scipy's SLSQP on the same
+   quadratic program, and its KKT conditions; the recursive LSPE sums and the minimiser (9)
+   against batch least squares (``numpy.linalg.lstsq``) on the recorded trajectory.
+2. A known index: on small finite arms the learned index against the exact average-reward
+   Whittle index of ``whittle_lib.indices.whittle_indices``.
+3. Invariants: the crawler's learned index is the deterministic index when nothing is
+   learned; runs with one seed are identical.
+"""
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from whittle_lib import crawling
+from whittle_lib.arms import RestlessArm
+from whittle_lib.indices import whittle_indices
+from whittle_lib.learning import (
+    CrawlerIndexProblem,
+    FiniteArmIndexProblem,
+    LearnedIndexRule,
+    StepSizes,
+    learn_whittle_index,
+    lspe_target,
+    project_perturbation,
+)
+
+
+# -- the projection ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(20))
+def test_projection_solves_the_quadratic_program(seed):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 8))
+    y_tilde = rng.normal(size=K) * 3
+    psi = rng.normal(size=K)
+    bound = abs(rng.normal())
+    y, moved = project_perturbation(y_tilde, psi, bound)
+    cons = [{"type": "ineq", "fun": lambda v: bound - psi @ v, "jac": lambda v: -psi},
+            {"type": "ineq", "fun": lambda v: bound + psi @ v, "jac": lambda v: psi}]
+    ref = optimize.minimize(lambda v: 0.5 * np.sum((v - y_tilde) ** 2), y_tilde,
+                            jac=lambda v: v - y_tilde, constraints=cons, method="SLSQP",
+                            options={"ftol": 1e-14, "maxiter": 200})
+    assert ref.success
+    # SLSQP stops at ftol 1e-14 on a problem of scale O(1): agreement to 1e-6 is far above
+    # its stopping error and far below any wrong-face or wrong-direction error (O(1)).
+    np.testing.assert_allclose(y, ref.x, atol=1e-6)
+    assert bool(moved) == (abs(psi @ y_tilde) > bound)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_projection_kkt_conditions(seed):
+    rng = np.random.default_rng(100 + seed)
+    K = 6
+    y_tilde, psi = rng.normal(size=(2, 5, K)) * [[[3.0]], [[1.0]]]
+    bound = np.abs(rng.normal(size=5))
+    y, moved = project_perturbation(y_tilde, psi, bound)
+    s = np.sum(psi * y, axis=-1)
+    # 1e-12: a few ulps of the O(10) quantities involved
+    assert np.all(np.abs(s) <= bound + 1e-12)                      # primal feasibility
+    for i in range(5):
+        shift = y_tilde[i] - y[i]                                   # = mu * sign * psi
+        if moved[i]:
+            assert abs(abs(s[i]) - bound[i]) <= 1e-12               # the constraint is active
+            mult = shift @ psi[i] / (psi[i] @ psi[i])
+            # stationarity: y~ - y is parallel to psi, multiplier of the face's sign
+            np.testing.assert_allclose(shift, mult * psi[i], atol=1e-12)
+            assert mult * np.sign(s[i]) > 0                         # dual feasibility
+        else:
+            assert np.all(shift == 0)                               # complementary slackness
+
+
+def test_projection_validates_and_handles_no_constraint():
+    y, moved = project_perturbation([1.0, 2.0], [1.0, 1.0], np.inf)
+    assert y.tolist() == [1.0, 2.0] and not moved
+    y, moved = project_perturbation([1.0, 2.0], [0.0, 0.0], 0.0)   # psi = 0: 0 <= 0 holds
+    assert y.tolist() == [1.0, 2.0] and not moved
+    with pytest.raises(ValueError, match="bound must be >= 0"):
+        project_perturbation([1.0], [1.0], -1.0)
+
+
+# -- LSPE(0) -----------------------------------------------------------------------------------
+
+def test_recursive_lspe_sums_equal_batch_least_squares():
+    model = crawling.table_one(250)
+    problem = CrawlerIndexProblem(model, p=0.1)
+    n = 400
+    res = learn_whittle_index(problem, n, rng=11, batch_shape=(4,), record_trajectory=True)
+    tr = res.trajectory
+    phi = problem.phi(tr["x"], tr["threshold"])                     # (n, N, m)
+    active = tr["x"] >= tr["threshold"]
+    x_next = np.where(active, tr["x_active"], tr["x_passive"])
+    phi_next = problem.phi(x_next, tr["threshold"])
+    g = np.where(active, tr["x"], tr["subsidy"])
+    beta = g.mean(axis=0)
+    B = np.einsum("tni,tnj->nij", phi, phi)
+    A = np.einsum("tni,tnj->nij", phi, phi_next - phi)
+    b = np.einsum("tni,tn->ni", phi, g - beta)
+    # sums of 400 terms of size O(1) to O(500): rounding differs by the summation order only
+    np.testing.assert_allclose(res.B, B, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(res.A, A, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(res.beta, beta, rtol=1e-12)
+    np.testing.assert_allclose(res.b, b, rtol=1e-9, atol=1e-6 * np.abs(b).max())
+    # (9): r~ minimises sum_k (Phi_k^T r - Phi_k^T r_n - d_n(k))^2 with
+    # d_n(k) = g_k - beta_n + Phi(X_{k+1}, X~_k)^T r_n - Phi_k^T r_n. Check it for r_n = res.r.
+    for i in range(4):
+        r = res.r[i]
+        d = g[:, i] - beta[i] + phi_next[:, i] @ r - phi[:, i] @ r
+        target = phi[:, i] @ r + d
+        r_batch, *_ = np.linalg.lstsq(phi[:, i], target, rcond=None)
+        r_rec = lspe_target(r, B[i], A[i], b[i])
+        # the same normal equations solved two ways; B's condition number (features scaled
+        # to O(1)) is below 1e6, so 1e-6 relative to |r~| bounds the difference
+        scale = max(1.0, np.abs(r_batch).max())
+        np.testing.assert_allclose(r_rec, r_batch, atol=1e-6 * scale)
+
+
+# -- convergence to the exact index on finite arms ---------------------------------------------
+
+def _sorted_dense_arm(seed, n):
+    """A random arm with all transitions positive, states relabelled by increasing exact
+    index: then every optimal policy is a threshold policy in the state order."""
+    rng = np.random.default_rng(seed)
+    P = rng.exponential(size=(2, n, n))
+    P /= P.sum(axis=-1, keepdims=True)
+    R = rng.random((2, n))
+    exact = whittle_indices(RestlessArm(P0=P[0], P1=P[1], R0=R[0], R1=R[1]), discount=1.0)
+    o = np.argsort(exact.indices)
+    return RestlessArm(P0=P[0][np.ix_(o, o)], P1=P[1][np.ix_(o, o)], R0=R[0][o], R1=R[1][o])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arm_seed", [0, 1])
+def test_learned_index_converges_to_exact_whittle_index(arm_seed):
+    arm = _sorted_dense_arm(arm_seed, 4)
+    exact = whittle_indices(arm, discount=1.0)
+    assert exact.indexable and np.all(np.diff(exact.indices) > 0)
+    res = learn_whittle_index(FiniteArmIndexProblem(arm), 20_000, rng=2018, batch_shape=(3,),
+                              steps=StepSizes(a0=0.2))
+    error = np.abs(res.y - exact.indices).max()
+    # After 2e4 steps a(n) = 0.2 / 21**0.8 = 0.018, so the index iterate still carries noise
+    # of about sqrt(a/2) ~ 0.1 times the spread of its target (rewards in [0, 1)), plus the lag
+    # of r. The worst error over 3 runs is 0.03-0.06 here; 0.15 (12% of the index range of
+    # these arms, 1.1-1.3) separates convergence from a wrong fixed point (errors O(1)).
+    assert error < 0.15, (res.y, exact.indices)
+    # and the ordering of the states, which is what an index policy uses, is right
+    assert np.all(np.argsort(res.y.mean(axis=0)) == np.arange(4))
+
+
+def test_crawler_index_matches_deterministic_index_at_y_zero():
+    model = crawling.table_one(250)
+    problem = CrawlerIndexProblem(model, p=None)
+    rule = LearnedIndexRule(problem, np.zeros((4, 6)))
+    x = crawling.visited_states(model.u, model.alpha, np.arange(1, 8)[:, None])
+    # y = 0 is exactly gamma*: same arithmetic
+    np.testing.assert_array_equal(rule(x, None, 0), crawling.whittle_index(x, model.u, model.alpha))
+
+
+def test_projection_keeps_the_crawler_perturbation_in_its_band():
+    model = crawling.table_one(250)
+    problem = CrawlerIndexProblem(model, p=0.05)
+    res = learn_whittle_index(problem, 3000, rng=3, batch_shape=(4,), record_trajectory=True)
+    x = res.trajectory["x"][-1]
+    # after the last step y was projected at the last state: |Psi^T y| <= p gamma*(x)
+    pert = np.sum(problem.psi(x) * res.y, axis=-1)
+    assert np.all(np.abs(pert) <= 0.05 * np.abs(problem.base_index(x)) * (1 + 1e-12))
+    assert res.projections.sum() + res.projections_burn_in.sum() > 0
+
+
+# -- reproducibility and validation -------------------------------------------------------------
+
+def test_same_seed_same_run():
+    problem = CrawlerIndexProblem(crawling.table_one(250), p=(0.1, None))
+    one = learn_whittle_index(problem, 600, rng=5, batch_shape=(2, 2, 4))
+    two = learn_whittle_index(problem, 600, rng=5, batch_shape=(2, 2, 4))
+    np.testing.assert_array_equal(one.y, two.y)
+    np.testing.assert_array_equal(one.r, two.r)
+    other = learn_whittle_index(problem, 600, rng=6, batch_shape=(2, 2, 4))
+    assert not np.array_equal(one.y, other.y)
+    assert one.y_path.shape == (6, 2, 2, 4, 6)           # every 100 steps, from step 0
+
+
+def test_variants_share_random_inputs():
+    problem = CrawlerIndexProblem(crawling.table_one(250), p=(1e9, None))
+    res = learn_whittle_index(problem, 300, rng=9, batch_shape=(2, 3, 4))
+    # p = 1e9 never binds, so both variants run the same iteration on the same draws
+    np.testing.assert_array_equal(res.y[0], res.y[1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(c0=0.0), "c0 must lie in"),
+    (dict(c_power=0.5), "c_power must lie in"),
+    (dict(a_power=0.6), "a_power must lie in"),
+    (dict(a0=-1.0), "a0 must be positive"),
+    (dict(n0=0.0), "n0 must be positive"),
+])
+def test_step_sizes_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        StepSizes(**kwargs)
+
+
+def test_step_sizes_two_timescales():
+    s = StepSizes()
+    n = np.array([0, 10**3, 10**5, 10**7])
+    assert np.all(np.diff(s.a(n) / s.c(n)) < 0)        # a(n) / c(n) decreases to 0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(k=0.0), "k must be positive"),
+    (dict(p=-0.1), "p must be positive"),
+    (dict(p=()), "p must not be an empty"),
+    (dict(n_cosines=0), "n_cosines must be a positive integer"),
+    (dict(kappa_scale=np.inf), "kappa_scale must be positive"),
+    (dict(base_law="gamma"), "base_law must be"),
+])
+def test_crawler_problem_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        CrawlerIndexProblem(crawling.table_one(250), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_steps=0), "n_steps must be a positive integer"),
+    (dict(burn_in=10), "burn_in must be an integer in"),
+    (dict(subsidy_at="x"), "subsidy_at must be"),
+    (dict(regularisation=0.0), "regularisation must be positive"),
+    (dict(record_every=0), "record_every must be a positive integer"),
+    (dict(steps=(1, 2)), "steps must be a StepSizes"),
+])
+def test_learner_validation(kwargs, match):
+    args = dict(n_steps=10, rng=0, batch_shape=(4,))
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        learn_whittle_index(CrawlerIndexProblem(crawling.table_one(250)), **args)
+
+
+def test_batch_shape_must_end_with_sources():
+    with pytest.raises(ValueError, match="must end with the 4 sources"):
+        learn_whittle_index(CrawlerIndexProblem(crawling.table_one(250)), 5, rng=0,
+                            batch_shape=(3,))
+    with pytest.raises(ValueError, match="must start with 2"):
+        learn_whittle_index(CrawlerIndexProblem(crawling.table_one(250), p=(0.1, None)), 5,
+                            rng=0, batch_shape=(3, 4))
+
+
+def test_finite_arm_problem_validation():
+    with pytest.raises(ValueError, match="arm must be a RestlessArm"):
+        FiniteArmIndexProblem(arm=np.eye(2))
+
+
+def test_learned_rule_validation():
+    with pytest.raises(ValueError, match="y must have shape"):
+        LearnedIndexRule(CrawlerIndexProblem(crawling.table_one(250)), np.zeros(6))
