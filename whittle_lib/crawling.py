@@ -29,7 +29,7 @@ K. Avrachenkov, V. Borkar, "Whittle Index Policy for Crawling Ephemeral Content"
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import itertools
 
@@ -129,6 +129,9 @@ class CrawlingModel:
     arrival_rate: np.ndarray
     period: float = 1.0
     cost: np.ndarray | float = 1.0
+    alpha: np.ndarray = field(init=False, repr=False, compare=False)
+    u: np.ndarray = field(init=False, repr=False, compare=False)
+    u_star: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         xi = np.atleast_1d(_as_positive("xi_mean", self.xi_mean))
@@ -146,22 +149,16 @@ class CrawlingModel:
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "period", period)
+        # derived once (read-only): simulators read them every period
+        alpha = np.exp(-self.mu * period)
+        u = utility_rate(self.xi_mean, self.mu, self.arrival_rate, period)
+        for name, arr in (("alpha", alpha), ("u", u), ("u_star", u / -np.expm1(-self.mu * period))):
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
 
     @property
     def n_sources(self) -> int:
         return int(self.xi_mean.size)
-
-    @property
-    def alpha(self) -> np.ndarray:
-        return np.exp(-self.mu * self.period)
-
-    @property
-    def u(self) -> np.ndarray:
-        return utility_rate(self.xi_mean, self.mu, self.arrival_rate, self.period)
-
-    @property
-    def u_star(self) -> np.ndarray:
-        return self.u / (1.0 - self.alpha)
 
     def subset(self, sources) -> "CrawlingModel":
         """The model restricted to some sources (an index array or a boolean mask)."""
