@@ -92,3 +92,13 @@ def test_bad_expected_file(tmp_path):
     bad.write_text("item,setting,quantity,paper,tolerance,note\nT,s,q,1,-1,n\n")
     with pytest.raises(ValueError, match="tolerance must be >= 0"):
         R.read_results(bad)
+
+
+def test_confidence_interval_is_the_normal_interval_of_the_mean():
+    values = [3.0, 5.0, 4.0, 8.0]
+    mean, half = R.confidence_interval(values)
+    assert mean == pytest.approx(5.0)
+    # sample sd (ddof=1) of the four values is sqrt(14/3)
+    assert half == pytest.approx(1.96 * math.sqrt(14 / 3) / 2)
+    with pytest.raises(ValueError, match="at least 2"):
+        R.confidence_interval([1.0])

@@ -30,7 +30,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Iterable, Mapping
 
+import numpy as np
+
 __all__ = [
+    "confidence_interval",
     "Status",
     "Row",
     "COLUMNS",
@@ -87,6 +90,24 @@ class Row:
         return {"item": self.item, "setting": self.setting, "quantity": self.quantity,
                 "paper": self.paper, "replicated": self.replicated, "tolerance": tol,
                 "status": self.status, "note": self.note}
+
+
+def confidence_interval(values) -> tuple[float, float]:
+    """Mean of independent replications and the half-width of its normal 95 % interval.
+
+    ``(mean, 1.96 s / sqrt(R))`` with ``s`` the sample standard deviation (``ddof=1``) of the
+    ``R`` values: the interval the notebooks report for stochastic results.
+
+    Examples
+    --------
+    >>> mean, half = confidence_interval([1.0, 2.0, 3.0])
+    >>> mean, round(half, 6)             # 1.96 * 1 / sqrt(3)
+    (2.0, 1.131607)
+    """
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size < 2:
+        raise ValueError(f"a confidence interval needs at least 2 values, got {values.size}")
+    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(values.size))
 
 
 def project_root(start: str | os.PathLike | None = None) -> Path:
