@@ -196,20 +196,27 @@ def _index_constants(u, alpha):
 
 
 def _ceil_log_ratio(x, slope, log_alpha):
-    """``(eta, arg)``: ``arg = 1 - (1-alpha) x / u`` and ``eta = ceil(log_alpha(arg))`` computed
-    robustly, ``0`` where ``arg <= 0``.
+    """``(eta, arg, outside)``: ``arg = 1 - (1-alpha) x / u``, ``eta = ceil(log_alpha(arg))``
+    computed robustly, and the mask ``arg <= 0`` (``x >= u*``, where ``eta`` is meaningless).
 
     On a visited state ``x_k`` the ratio ``log(arg)/log(alpha)`` is ``k`` up to rounding, and
     the plain ceiling of ``k + 1e-12`` is ``k + 1``; lowering the ratio by ``_LATTICE_SLACK``
-    before the ceiling puts it back on ``k``.
+    before the ceiling puts it back on ``k``. Written with two work arrays updated in place:
+    at a million sources a period of the simulator is dominated by passes over memory.
     """
-    arg = np.asarray(1.0 - slope * x)
-    below = arg > 0
+    x = np.asarray(x, dtype=float)
+    shape = np.broadcast(x, slope).shape
+    arg = np.multiply(slope, x, out=np.empty(shape))
+    np.subtract(1.0, arg, out=arg)                     # alpha**eta on visited states
+    outside = arg <= 0                                 # x >= u*
     # log of max(arg, 1e-300): where arg <= 0 the ratio is a large finite number that callers
-    # mask with `below` (no inf or nan, no slow masked ufunc)
-    ratio = np.log(np.maximum(arg, 1e-300)) / log_alpha
-    ratio -= _LATTICE_SLACK
-    return np.ceil(ratio), arg, below
+    # mask with `outside` (no inf or nan, no slow masked ufunc)
+    eta = np.maximum(arg, 1e-300, out=np.empty(shape))
+    np.log(eta, out=eta)
+    eta *= 1.0 / log_alpha
+    eta -= _LATTICE_SLACK
+    np.ceil(eta, out=eta)
+    return eta, arg, outside
 
 
 def periods_to_reach(x, u, alpha):
@@ -229,27 +236,18 @@ def periods_to_reach(x, u, alpha):
     array([1., 2., 3.])
     """
     u, slope, log_alpha, _ = _index_constants(u, alpha)
-    eta, _, below = _ceil_log_ratio(np.asarray(x, dtype=float), slope, log_alpha)
-    return np.where(below, eta, -1.0)
+    eta, _, outside = _ceil_log_ratio(x, slope, log_alpha)
+    return np.where(outside, -1.0, eta)
 
 
 def _whittle_index(x, u, slope, log_alpha, u_star):
     """The index from precomputed constants (see :func:`whittle_index`); ``C = 1``.
 
-    The same arithmetic as :func:`_ceil_log_ratio` followed by Theorem 1, written with three
-    work arrays updated in place: at a million sources a period of the simulator is dominated
-    by passes over memory, not by the logarithm and the exponential.
+    Theorem 1 on :func:`_ceil_log_ratio`, in place (one more work array).
     """
     x = np.asarray(x, dtype=float)
-    shape = np.broadcast(x, u).shape
-    arg = np.multiply(slope, x, out=np.empty(shape))
-    np.subtract(1.0, arg, out=arg)                     # alpha**eta on visited states
-    outside = arg <= 0                                 # x >= u*
-    eta = np.maximum(arg, 1e-300, out=np.empty(shape))
-    np.log(eta, out=eta)
-    eta *= 1.0 / log_alpha
-    eta -= _LATTICE_SLACK
-    np.ceil(eta, out=eta)
+    eta, arg, outside = _ceil_log_ratio(x, slope, log_alpha)
+    shape = eta.shape
     # gamma = eta ((1-alpha) x - u) + x_eta = u* (1 - alpha**eta) - eta u arg, as
     # (1 - alpha) x - u = -u arg and x_eta = u* (1 - alpha**eta)
     gamma = np.multiply(eta, log_alpha, out=np.empty(shape))
