@@ -10,7 +10,8 @@ import pytest
 from whittle_lib import crawling
 from whittle_lib.learning import (LSPESettings, activation_probability, run_lspe,
                                   running_average, score, sherman_morrison_average, step_sizes,
-                                  threshold_basis, thresholds, tikhonov_solve, value_features)
+                                  threshold_basis, thresholds, tikhonov_condition_bound,
+                                  tikhonov_solve, value_features)
 
 MODEL = crawling.table_one()
 
@@ -174,8 +175,29 @@ def test_deterministic_run_without_randomness_ignores_the_seed():
                                   run_lspe(MODEL, settings, rng=2).rewards)
 
 
-def test_literal_scale_breaks_the_tikhonov_solve_with_a_warning():
-    # feature_scale=1 (the paper's raw states): B^T B is singular in double precision.
-    with pytest.warns(RuntimeWarning, match="LSPE diverged"):
+def test_literal_scale_breaks_the_tikhonov_solve_by_the_stated_criterion():
+    # feature_scale=1 (the paper's raw states): phi reaches 3e4 at the first state, so
+    # ||B^T B||_F / delta is about 1e20, beyond 1/eps = 4.5e15, already after the first average.
+    # The criterion is a computed bound, not an exception of the linear solver: the same step
+    # on every CPU.
+    with pytest.warns(RuntimeWarning, match="condition number bound"):
         res = run_lspe(MODEL, LSPESettings(n_steps=500, feature_scale=1.0), rng=0)
-    assert res.diverged and np.isnan(res.average_active())
+    assert res.broke_down and not res.diverged and res.stopped_at == res.breakdown_at == 0
+    assert res.condition_bound >= 1 / np.finfo(float).eps
+    assert np.isnan(res.average_active()) and np.isnan(res.average_reward())
+
+
+def test_default_scale_stays_far_below_the_breakdown_bound():
+    # features in [0, 25]: the bound stays near 1e10, six orders below 1/eps
+    res = run_lspe(MODEL, LSPESettings(n_steps=300), rng=0)
+    assert not res.broke_down and res.stopped_at is None
+    assert 1.0 < res.condition_bound < 1e-4 / np.finfo(float).eps
+
+
+def test_condition_bound_bounds_the_condition_number():
+    rng = np.random.default_rng(3)
+    for delta in (1e-3, 1.0):
+        B = rng.normal(size=(6, 6))
+        M = B.T @ B + delta * np.eye(6)
+        # upper bound by construction; equality up to rounding is not required
+        assert np.linalg.cond(M) <= tikhonov_condition_bound(B, delta) * (1 + 1e-12)

@@ -36,6 +36,7 @@ import itertools
 import numpy as np
 from scipy import optimize, sparse
 
+from . import _portable as fp
 from . import mdp
 from .arms import RestlessArm
 
@@ -98,7 +99,7 @@ def utility_rate(xi_mean, mu, arrival_rate, period=1.0):
     mu = _as_positive("mu", mu)
     arrival_rate = _as_positive("arrival_rate", arrival_rate)
     period = _as_positive("period", period)
-    return arrival_rate * xi_mean * -np.expm1(-mu * period) / mu
+    return arrival_rate * xi_mean * -fp.expm1(-mu * period) / mu
 
 
 @dataclass(frozen=True)
@@ -150,9 +151,9 @@ class CrawlingModel:
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "period", period)
         # derived once (read-only): simulators read them every period
-        alpha = np.exp(-self.mu * period)
+        alpha = fp.exp(-self.mu * period)
         u = utility_rate(self.xi_mean, self.mu, self.arrival_rate, period)
-        for name, arr in (("alpha", alpha), ("u", u), ("u_star", u / -np.expm1(-self.mu * period))):
+        for name, arr in (("alpha", alpha), ("u", u), ("u_star", u / -fp.expm1(-self.mu * period))):
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
 
@@ -185,14 +186,15 @@ def visited_states(u, alpha, k):
     alpha = np.asarray(alpha, dtype=float)
     k = np.asarray(k)
     # -expm1(k log alpha) / (1 - alpha) keeps full relative accuracy for small k and alpha near 1
-    return u * -np.expm1(k * np.log(alpha)) / -np.expm1(np.log(alpha))
+    return u * -fp.expm1(k * fp.log(alpha)) / -fp.expm1(fp.log(alpha))
 
 
 def _index_constants(u, alpha):
     """Per-source constants of the index: ``(1 - alpha)/u``, ``log alpha``, ``u*``."""
     u = np.asarray(u, dtype=float)
     alpha = np.asarray(alpha, dtype=float)
-    return u, -np.expm1(np.log(alpha)) / u, np.log(alpha), u / -np.expm1(np.log(alpha))
+    log_alpha = fp.log(alpha)
+    return u, -fp.expm1(log_alpha) / u, log_alpha, u / -fp.expm1(log_alpha)
 
 
 def _ceil_log_ratio(x, slope, log_alpha):
@@ -212,7 +214,7 @@ def _ceil_log_ratio(x, slope, log_alpha):
     # log of max(arg, 1e-300): where arg <= 0 the ratio is a large finite number that callers
     # mask with `outside` (no inf or nan, no slow masked ufunc)
     eta = np.maximum(arg, 1e-300, out=np.empty(shape))
-    np.log(eta, out=eta)
+    eta = fp.log(eta)
     eta *= 1.0 / log_alpha
     eta -= _LATTICE_SLACK
     np.ceil(eta, out=eta)
@@ -251,7 +253,7 @@ def _whittle_index(x, u, slope, log_alpha, u_star):
     # gamma = eta ((1-alpha) x - u) + x_eta = u* (1 - alpha**eta) - eta u arg, as
     # (1 - alpha) x - u = -u arg and x_eta = u* (1 - alpha**eta)
     gamma = np.multiply(eta, log_alpha, out=np.empty(shape))
-    np.exp(gamma, out=gamma)
+    gamma = fp.exp(gamma)
     np.subtract(1.0, gamma, out=gamma)
     gamma *= u_star
     eta *= arg
@@ -308,7 +310,7 @@ def _eta_printed(x, u, alpha):
     """``ceil(log+_alpha((u - (1-alpha)x)/u))`` exactly as printed: floating ceiling, ``log+ = 0``
     where the argument is not positive."""
     arg = (u - (1.0 - np.asarray(alpha)) * np.asarray(x, dtype=float)) / u
-    ratio = np.log(arg, out=np.zeros(np.broadcast(arg, alpha).shape), where=arg > 0) / np.log(alpha)
+    ratio = np.where(arg > 0, fp.log(np.where(arg > 0, arg, 1.0)), 0.0) / fp.log(alpha)
     return np.ceil(ratio)
 
 
@@ -320,7 +322,7 @@ def index_theorem1(x, u, alpha, C=1.0):
     """
     alpha = np.asarray(alpha, dtype=float)
     eta = _eta_printed(x, u, alpha)
-    return (eta * ((1 - alpha) * np.asarray(x, float) - u) + (1 - alpha ** eta) / (1 - alpha) * u) / C
+    return (eta * ((1 - alpha) * np.asarray(x, float) - u) + (1 - fp.power(alpha, eta)) / (1 - alpha) * u) / C
 
 
 def index_remark(x, u, alpha, C=1.0):
@@ -339,7 +341,7 @@ def index_2018(x, u, alpha):
     ``zeta((1-alpha)x - u) + [alpha**zeta + (1 - alpha**zeta)/(1 - alpha)] u``."""
     alpha = np.asarray(alpha, dtype=float)
     eta = _eta_printed(x, u, alpha)
-    return eta * ((1 - alpha) * np.asarray(x, float) - u) + (alpha ** eta + (1 - alpha ** eta) / (1 - alpha)) * u
+    return eta * ((1 - alpha) * np.asarray(x, float) - u) + (fp.power(alpha, eta) + (1 - fp.power(alpha, eta)) / (1 - alpha)) * u
 
 
 # -- the index from its definition --------------------------------------------------------------
@@ -617,7 +619,7 @@ def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = 
     total = int(counts.sum())
     source = np.repeat(np.broadcast_to(np.arange(model.n_sources), shape).ravel(), counts.ravel())
     age = rng.uniform(0.0, model.period, size=total)      # time from arrival to end of period
-    value = np.exp(-model.mu[source] * age) * model.xi_mean[source]
+    value = fp.exp(-model.mu[source] * age) * model.xi_mean[source]
     if base_law == "exponential":
         value *= rng.standard_exponential(total)
     cell = np.repeat(np.arange(counts.size), counts.ravel())

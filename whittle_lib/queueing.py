@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, sparse
 
+from . import _portable as fp
 from . import mdp as _mdp
 
 __all__ = [
@@ -103,7 +104,7 @@ def mm1k_distribution(rho: float, K: int) -> np.ndarray:
     K = _buffer(K)
     # Work with rho^(i - K) when rho > 1 so that nothing overflows.
     i = np.arange(K + 1)
-    w = rho ** (i - K) if rho > 1 else rho**i
+    w = fp.power(rho, i - K) if rho > 1 else fp.power(rho, i)
     return w / w.sum()
 
 
@@ -111,7 +112,7 @@ def _empty_probability(rho: np.ndarray, K: int) -> np.ndarray:
     """``P(X = 0) = (rho - 1) / (rho^(K+1) - 1)``, via ``expm1`` so that it is accurate near
     ``rho = 1`` (where it tends to ``1/(K+1)``) and underflows to 0 instead of overflowing."""
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        p0 = (rho - 1.0) / np.expm1((K + 1) * np.log(rho))
+        p0 = (rho - 1.0) / fp.expm1((K + 1) * fp.log(rho))
     return np.where(rho == 1.0, 1.0 / (K + 1), np.nan_to_num(p0, nan=0.0))
 
 

@@ -13,12 +13,14 @@ from .index_learning import (CrawlerIndexProblem, FiniteArmIndexProblem, IndexLe
                              project_perturbation)
 from .lspe import (LSPEResult, LSPESettings, activation_probability, run_lspe, running_average,
                    score, sherman_morrison_average, step_sizes, threshold_basis, thresholds,
-                   tikhonov_solve, value_features)
+                   tikhonov_condition_bound, tikhonov_solve, tikhonov_system,
+                   value_features)
 
 __all__ = [
     # lspe
     "threshold_basis", "thresholds", "activation_probability", "score", "value_features",
-    "running_average", "sherman_morrison_average", "tikhonov_solve", "step_sizes",
+    "running_average", "sherman_morrison_average", "tikhonov_system", "tikhonov_condition_bound",
+    "tikhonov_solve", "step_sizes",
     "LSPESettings", "LSPEResult", "run_lspe",
     # index_learning
     "CrawlerIndexProblem", "FiniteArmIndexProblem", "IndexLearningResult", "LearnedIndexRule",

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _portable as fp
 from .. import crawling
 from ..arms import RestlessArm
 from ..crawling import CrawlingModel
@@ -97,11 +98,11 @@ class StepSizes:
 
     def c(self, n):
         """LSPE step ``c(n)`` of (10)."""
-        return self.c0 / (1.0 + np.asarray(n, dtype=float) / self.n0) ** self.c_power
+        return self.c0 / fp.power(1.0 + np.asarray(n, dtype=float) / self.n0, self.c_power)
 
     def a(self, n):
         """Index step ``a(n)`` of (11)."""
-        return self.a0 / (1.0 + np.asarray(n, dtype=float) / self.n0) ** self.a_power
+        return self.a0 / fp.power(1.0 + np.asarray(n, dtype=float) / self.n0, self.a_power)
 
 
 # -- the projection Gamma --------------------------------------------------------------------------
@@ -157,9 +158,11 @@ def lspe_target(r, B, A, b):
 
     The common factor ``1/(n+1)`` of ``B~, A~, b~`` cancels, so the sums ``B_n, A_n, b_n``
     can be passed directly. Batched: ``r`` (..., m), ``B``, ``A`` (..., m, m), ``b`` (..., m).
+    ``B`` is symmetric positive definite (a sum of ``phi phi^T`` plus the identity); the
+    system is solved by Cholesky without LAPACK, so that a learning run gives the same bits on
+    every CPU (``whittle_lib._portable``).
     """
-    rhs = np.einsum("...ij,...j->...i", A, r) + b
-    return r + np.linalg.solve(B, rhs[..., None])[..., 0]
+    return r + fp.solve_spd(B, fp.matvec(A, r) + b)
 
 
 # -- the arms ---------------------------------------------------------------------------------------
@@ -359,7 +362,7 @@ class CrawlerIndexProblem:
         """``Psi(x)``, shape (..., K); ``base`` = ``gamma*(x)`` if already computed."""
         base = self.base_index(x) if base is None else base
         arg = np.pi * (np.asarray(x) - self._u) * (1 - self._alpha) / (self._alpha * self._u)
-        return self.k * base[..., None] * np.cos(self._cos_i * arg[..., None])
+        return self.k * base[..., None] * fp.cos(self._cos_i * arg[..., None])
 
     def bound(self, x, base=None):
         """``|p gamma*(x)|`` (``inf`` without projection)."""

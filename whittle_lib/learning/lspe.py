@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
+from .. import _portable as fp
 from ..crawling import CrawlingModel, deterministic_step, sample_new_utility, stochastic_step
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "value_features",
     "running_average",
     "sherman_morrison_average",
+    "tikhonov_system",
+    "tikhonov_condition_bound",
     "tikhonov_solve",
     "step_sizes",
     "LSPESettings",
@@ -98,7 +101,7 @@ def thresholds(q, x, *, lower=None, upper=None):
     x : array_like, shape (N,)
     lower, upper : array_like, shape (N,), optional
     """
-    t = np.einsum("ij,ij->i", np.asarray(q, dtype=float), threshold_basis(x))
+    t = fp.dot(np.asarray(q, dtype=float), threshold_basis(x))
     if lower is not None or upper is not None:
         t = np.clip(t, lower, upper)
     return t
@@ -200,14 +203,48 @@ def sherman_morrison_average(inverse, v, step):
     """
     if not 0 < step < 1:
         raise ValueError(f"step must lie in (0, 1), got {step!r}")
-    bv = inverse @ v
-    return (inverse - np.outer(bv, bv) / ((1.0 - step) / step + v @ bv)) / (1.0 - step)
+    bv = fp.matvec(inverse, v)
+    return (inverse - np.outer(bv, bv) / ((1.0 - step) / step + fp.dot(v, bv))) / (1.0 - step)
+
+
+def tikhonov_system(B, delta):
+    """``B^T B + delta I``, the matrix of the regularised inverse of Section V (without BLAS)."""
+    B = np.asarray(B, dtype=float)
+    Bt = B.T
+    return (Bt[:, None, :] * Bt[None, :, :]).sum(axis=-1) + delta * np.eye(B.shape[0])
+
+
+def tikhonov_condition_bound(B, delta):
+    """An upper bound on the 2-norm condition number of ``B^T B + delta I``.
+
+    The eigenvalues of the symmetric matrix ``B^T B + delta I`` lie in
+    ``[delta, ||B^T B||_F + delta]``, so its condition number is at most
+    ``(||B^T B||_F + delta) / delta``. :func:`run_lspe` stops the regularised scheme when this
+    bound reaches ``1 / eps`` (``eps`` the double-precision machine epsilon): beyond it the
+    solve's relative error bound ``cond * eps`` exceeds 1 and no digit of the direction is
+    guaranteed. The bound uses no BLAS or LAPACK, so the step at which it is crossed is the same
+    on every CPU.
+
+    Examples
+    --------
+    >>> float(tikhonov_condition_bound([[1.0, 0.0], [0.0, 0.0]], 1.0))
+    2.0
+    """
+    B = np.asarray(B, dtype=float)
+    Bt = B.T
+    BtB = (Bt[:, None, :] * Bt[None, :, :]).sum(axis=-1)
+    return (np.sqrt((BtB * BtB).sum()) + delta) / delta
 
 
 def tikhonov_solve(B, y, delta):
-    """``(B^T B + delta I)^-1 B^T y``: the regularised inverse of Section V applied to ``y``."""
+    """``(B^T B + delta I)^-1 B^T y``: the regularised inverse of Section V applied to ``y``.
+
+    Solved by Cholesky without BLAS or LAPACK, so that a learning run gives the same bits on
+    every CPU (``whittle_lib._portable``); all ``nan`` if the system is not positive definite
+    in floating point.
+    """
     B = np.asarray(B, dtype=float)
-    return np.linalg.solve(B.T @ B + delta * np.eye(B.shape[0]), B.T @ y)
+    return fp.solve_spd(tikhonov_system(B, delta), fp.matvec(B.T, y))
 
 
 def step_sizes(n, c, *, a_period=500, b_period=1000, b_power=2.0 / 3.0):
@@ -223,7 +260,7 @@ def step_sizes(n, c, *, a_period=500, b_period=1000, b_power=2.0 / 3.0):
     """
     n = np.asarray(n, dtype=float)
     a = c / np.ceil((n + 1.0) / a_period)
-    b = c / np.ceil((n + 1.0) / b_period) ** b_power
+    b = c / fp.power(np.ceil((n + 1.0) / b_period), b_power)
     return a, b
 
 
@@ -320,9 +357,9 @@ class LSPEResult:
     Attributes
     ----------
     rewards : ndarray, shape (n_steps,)
-        Utility collected each period, ``sum_i X_i(n) nu_i(n)`` (nan after a divergence).
+        Utility collected each period, ``sum_i X_i(n) nu_i(n)`` (nan after an early stop).
     n_active : ndarray, shape (n_steps,)
-        Sources crawled each period (-1 after a divergence).
+        Sources crawled each period (-1 after an early stop).
     q : ndarray, shape (n_records, N, 3)
         Threshold parameters at steps ``steps``.
     steps : ndarray
@@ -341,6 +378,14 @@ class LSPEResult:
         Final average-reward estimate ``eta``.
     diverged_at : int or None
         First step at which ``q``, ``r`` or the inverse became non-finite (the run stops there).
+    breakdown_at : int or None
+        With ``regularise=True``: first step at which the bound
+        :func:`tikhonov_condition_bound` on the condition number of ``B^T B + delta I`` reached
+        ``1/eps`` (about ``4.5e15``); the run stops there, before solving. The criterion is
+        stated, not "the linear solver raised", and it is evaluated without BLAS, so it stops
+        at the same step on every CPU.
+    condition_bound : float
+        Largest value of that bound over the run (nan without regularisation).
     """
 
     rewards: np.ndarray
@@ -354,19 +399,32 @@ class LSPEResult:
     condition: float
     eta: float
     diverged_at: int | None = None
+    breakdown_at: int | None = None
+    condition_bound: float = math.nan
     settings: LSPESettings = field(default_factory=LSPESettings)
 
     @property
     def diverged(self) -> bool:
         return self.diverged_at is not None
 
+    @property
+    def broke_down(self) -> bool:
+        """Whether the regularised solve broke down (see ``breakdown_at``)."""
+        return self.breakdown_at is not None
+
+    @property
+    def stopped_at(self) -> int | None:
+        """The step at which the run stopped early (breakdown or divergence), or None."""
+        return self.breakdown_at if self.breakdown_at is not None else self.diverged_at
+
     def average_reward(self, burn_in: int = 0) -> float:
-        """Time average of the collected reward after ``burn_in`` steps (nan if diverged)."""
+        """Time average of the collected reward after ``burn_in`` steps (nan if stopped early)."""
         return float(np.mean(self.rewards[burn_in:]))
 
     def average_active(self, burn_in: int = 0) -> float:
-        """Time average of the number of sources crawled after ``burn_in`` steps."""
-        return float(np.mean(self.n_active[burn_in:])) if not self.diverged else math.nan
+        """Time average of the number of sources crawled after ``burn_in`` steps (nan if stopped
+        early)."""
+        return float(np.mean(self.n_active[burn_in:])) if self.stopped_at is None else math.nan
 
 
 def _initial_q(model: CrawlingModel, settings: LSPESettings) -> np.ndarray:
@@ -442,10 +500,13 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
     diverged_at = None
     phi = value_features(x / unit)
 
+    limit = 1.0 / np.finfo(float).eps                  # breakdown of the regularised solve
+    breakdown_at = None
+    max_bound = 0.0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(n_steps):
             psi = threshold_basis(x / unit)
-            t = np.einsum("ij,ij->i", q, psi)
+            t = fp.dot(q, psi)
             if s.project:
                 t = np.clip(t, lower, upper)
             if s.action == "threshold":
@@ -471,16 +532,19 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
             bvec = running_average(bvec, phi * (g - eta), b_n)
             eta = eta + b_n * (g - eta)
             A = running_average(A, np.outer(phi, phi_next - phi), b_n)     # corrected A
+            rhs = fp.matvec(A, r) + bvec
             if s.regularise:
                 B = running_average(B, np.outer(phi, phi), b_n)
-                try:
-                    direction = tikhonov_solve(B, A @ r + bvec, s.delta)
-                except np.linalg.LinAlgError:        # B^T B + delta I singular in floating point
-                    direction = np.full(ell, np.nan)
+                bound = float(tikhonov_condition_bound(B, s.delta))
+                max_bound = max(max_bound, bound)
+                if not bound < limit:
+                    breakdown_at = n
+                    break
+                direction = tikhonov_solve(B, rhs, s.delta)
             else:
                 B_inv = sherman_morrison_average(B_inv, phi, b_n)
-                direction = B_inv @ (A @ r + bvec)
-            value_next = float(r @ phi_next)                               # r(n) in (9)
+                direction = fp.matvec(B_inv, rhs)
+            value_next = float(fp.dot(r, phi_next))                        # r(n) in (9)
             q = q + a_step[n] * score(x, t, kappa, active, basis=psi) * value_next
             r = r + s.gamma * direction
             if not (np.all(np.isfinite(q)) and np.all(np.isfinite(r))
@@ -492,10 +556,17 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
     with np.errstate(all="ignore"):
         finite = np.all(np.isfinite(B if s.regularise else B_inv))
         condition = float(np.linalg.cond(B if s.regularise else B_inv)) if finite else math.nan
+    if breakdown_at is not None:
+        warnings.warn(f"LSPE stopped at step {breakdown_at}: the condition number bound "
+                      f"{max_bound:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
+                      f"(feature_scale={s.feature_scale}, delta={s.delta})", RuntimeWarning,
+                      stacklevel=2)
     if diverged_at is not None:
         warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
                       f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
                       stacklevel=2)
     return LSPEResult(rewards=rewards, n_active=n_active, q=q_hist, steps=rec_steps,
-                      threshold_history=t_hist, state_history=x_hist, r_norm=r_hist, r=r, condition=condition, eta=float(eta), diverged_at=diverged_at,
-                      settings=s)
+                      threshold_history=t_hist, state_history=x_hist, r_norm=r_hist, r=r,
+                      condition=condition, eta=float(eta), diverged_at=diverged_at,
+                      breakdown_at=breakdown_at,
+                      condition_bound=max_bound if s.regularise else math.nan, settings=s)

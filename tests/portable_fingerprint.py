@@ -1,0 +1,52 @@
+"""Print a fingerprint of the library's CPU-sensitive computations (run as a script).
+
+``tests/test_portable.py`` runs this under the native machine and under emulated ones
+(``tools/machines.py``) and requires the same output: the learning runs and simulations that
+the notebooks store give the same bits whatever the BLAS kernel and the NumPy SIMD loops.
+"""
+
+import hashlib
+
+import numpy as np
+
+from whittle_lib import _portable as fp
+from whittle_lib import crawling, policies
+from whittle_lib.learning import (CrawlerIndexProblem, LSPESettings, learn_whittle_index,
+                                  run_lspe)
+
+
+def digest(*arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(np.asarray(a, dtype=float)).tobytes())
+    return h.hexdigest()[:16]
+
+
+def main() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-5.0, 5.0, 4096)
+    A = rng.normal(size=(3, 9, 9))
+    M = (A[..., :, None, :] * A[..., None, :, :]).sum(axis=-1) + np.eye(9)
+    y = rng.normal(size=(3, 9))
+    # control: NumPy's own loops, which do depend on the CPU (the test checks the emulation bites)
+    print("control numpy", digest(np.exp(x), np.log(np.abs(x))))
+    print("elementary", digest(fp.exp(x), fp.expm1(x), fp.log(np.abs(x)), fp.log1p(np.abs(x)),
+                               fp.power(np.abs(x), 2 / 3), fp.cos(x)))
+    print("linear algebra", digest(fp.matvec(A, y), fp.dot(A[:, 0], y), fp.solve_spd(M, y)))
+    model = crawling.table_one()
+    print("model", digest(model.alpha, model.u, model.u_star))
+    utility = crawling.sample_new_utility(model, 200, rng=1)
+    print("arrivals", digest(utility))
+    print("index", digest(crawling.whittle_index(utility, model.u, model.alpha)))
+    sim = policies.simulate(model, policies.WhittleRule(model), 1, 300, stochastic=True,
+                            replications=3, rng=2)
+    print("simulation", digest(sim.rewards))
+    run = run_lspe(model, LSPESettings(n_steps=400, record_every=50), rng=3)
+    print("lspe", digest(run.rewards, run.q, run.r))
+    learned = learn_whittle_index(CrawlerIndexProblem(model, p=0.1), 400, rng=4,
+                                  batch_shape=(2, model.n_sources), record_every=100)
+    print("index learning", digest(learned.y, learned.r, learned.beta))
+
+
+if __name__ == "__main__":
+    main()
