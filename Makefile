@@ -11,8 +11,13 @@ KERNEL := whittle-lib
 CELL_TIMEOUT ?= 600
 
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)))
+# The machine `make test` emulates besides the native one (tools/machines.py): the stored
+# results must come out byte for byte the same on it. Nehalem kernels and NumPy's baseline
+# loops differ from every newer CPU's, and run on any x86-64 CPU.
+PORTABLE_MACHINE ?= nehalem-sse42
 
-.PHONY: all venv test test-lib test-notebooks report bench clean distclean lock $(NOTEBOOKS)
+.PHONY: all venv test test-lib test-notebooks test-portable machines report bench clean \
+	distclean lock $(NOTEBOOKS)
 
 all: $(NOTEBOOKS) report
 
@@ -34,7 +39,7 @@ $(NOTEBOOKS): %: $(STAMP)
 report: $(STAMP)
 	$(BIN)/python tools/make_report.py
 
-test: test-lib test-notebooks
+test: test-lib test-notebooks test-portable
 
 test-lib: $(STAMP)
 	$(BIN)/python -m pytest tests whittle_lib
@@ -42,9 +47,23 @@ test-lib: $(STAMP)
 # nbval reruns the stored notebooks and compares the summary cells (tag nbval-check-output);
 # what the rerun writes goes to build/nbval, never over the stored figures and results.
 test-notebooks: $(STAMP)
+	rm -rf build/nbval
 	WHITTLE_OUTPUT_ROOT=$(CURDIR)/build/nbval MPLBACKEND=agg $(BIN)/python -m pytest \
 	    -p no:cacheprovider --nbval-lax --nbval-kernel-name $(KERNEL) \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(CELL_TIMEOUT) notebooks
+	$(BIN)/python tools/check_results.py build/nbval
+
+# The notebooks again, as another machine would run them (OpenBLAS kernel and NumPy SIMD loops
+# of an older CPU), into build/portable/; fails if a results file differs from the stored one.
+# Skipped on CPUs other than x86-64, whose kernels cannot be emulated this way.
+test-portable: $(STAMP)
+	@if [ "$$(uname -m)" = x86_64 ]; then \
+	    $(BIN)/python tools/check_results.py --machine $(PORTABLE_MACHINE); \
+	else echo "test-portable: skipped on $$(uname -m) (the emulated machines are x86-64)"; fi
+
+# What each emulated machine selects on this CPU.
+machines: $(STAMP)
+	$(BIN)/python tools/machines.py list
 
 bench: $(STAMP)
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -76,7 +76,17 @@ def _replace_dir(src: Path, dst: Path) -> None:
         shutil.rmtree(old)
 
 
-def run(name: str, kernel: str, cell_timeout: int, parameters: dict) -> int:
+def _show(path: Path) -> str:
+    """A path relative to the project if it lies inside it."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
+        output_root: Path | None = None) -> int:
+    """Run one notebook; its outputs replace the reference, or go under ``output_root``."""
     import nbformat
     import papermill
 
@@ -84,7 +94,8 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict) -> int:
     if not source.exists():
         print(f"no notebook {source.relative_to(ROOT)}", file=sys.stderr)
         return 2
-    stage = ROOT / "build" / "stage" / name
+    target = ROOT if output_root is None else Path(output_root).resolve()
+    stage = (ROOT / "build" if output_root is None else target) / "stage" / name
     if stage.exists():
         shutil.rmtree(stage)
     (stage / "notebooks").mkdir(parents=True)
@@ -101,7 +112,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict) -> int:
     except Exception as exc:  # papermill raises its own error types, and kernel errors
         print(f"FAILED: {name}: {exc}", file=sys.stderr)
         print(f"the stored notebook, figures and results are unchanged; the partial run is in "
-              f"{stage.relative_to(ROOT)}", file=sys.stderr)
+              f"{_show(stage)}", file=sys.stderr)
         return 1
     results = stage / "data" / "results" / f"{name}.csv"
     if not results.exists():
@@ -111,14 +122,17 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict) -> int:
     strip_volatile(nb)
     nbformat.write(nb, staged_nb)
     # Everything is complete: move into place, results and figures first, notebook last.
-    (ROOT / "data" / "results").mkdir(parents=True, exist_ok=True)
-    os.replace(results, ROOT / "data" / "results" / f"{name}.csv")
+    (target / "data" / "results").mkdir(parents=True, exist_ok=True)
+    os.replace(results, target / "data" / "results" / f"{name}.csv")
     figures = stage / "figures" / name
     if figures.exists():
-        _replace_dir(figures, ROOT / "figures" / name)
-    os.replace(staged_nb, source)
+        _replace_dir(figures, target / "figures" / name)
+    (target / "notebooks").mkdir(parents=True, exist_ok=True)
+    os.replace(staged_nb, target / "notebooks" / f"{name}.ipynb")
     shutil.rmtree(stage)
-    print(f"ok: notebooks/{name}.ipynb, data/results/{name}.csv, figures/{name}/")
+    where = "" if output_root is None else f"{target}/"
+    print(f"ok: {where}notebooks/{name}.ipynb, {where}data/results/{name}.csv, "
+          f"{where}figures/{name}/")
     return 0
 
 
@@ -130,9 +144,12 @@ def main(argv=None) -> int:
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                         metavar=("NAME", "VALUE"),
                         help="papermill parameter (VALUE read as a Python literal)")
+    parser.add_argument("--output-root", type=Path, default=None,
+                        help="write the notebook, figures and results under this folder "
+                             "instead of replacing the reference")
     args = parser.parse_args(argv)
     params = {k: _literal(v) for k, v in args.parameter}
-    return run(args.name, args.kernel, args.cell_timeout, params)
+    return run(args.name, args.kernel, args.cell_timeout, params, args.output_root)
 
 
 if __name__ == "__main__":

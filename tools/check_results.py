@@ -1,0 +1,112 @@
+"""Check that results computed elsewhere equal the stored ones, byte for byte.
+
+    python tools/check_results.py DIR [NOTEBOOK ...]
+        compare DIR/data/results/<nb>.csv with data/results/<nb>.csv
+    python tools/check_results.py --machine NAME [NOTEBOOK ...]
+        first run the notebooks under an emulated machine (tools/machines.py) into
+        build/portable/NAME/, two at a time, then compare
+
+The stored results (``data/results``) are what the computation determines on any machine
+(README, "What is guaranteed across machines"); a difference is a failure, printed row by row.
+The exit status is 1 if any file differs or is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import machines  # noqa: E402
+
+
+def notebooks() -> list[str]:
+    return sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _rows(text: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    return {(r["item"], r["setting"], r["quantity"]): r for r in csv.DictReader(io.StringIO(text))}
+
+
+def differences(stored: Path, fresh: Path) -> list[str]:
+    """Human-readable differences between two results files (empty if byte-identical)."""
+    if not fresh.exists():
+        return [f"{fresh} was not written"]
+    a, b = stored.read_text(encoding="utf-8"), fresh.read_text(encoding="utf-8")
+    if a == b:
+        return []
+    ra, rb = _rows(a), _rows(b)
+    out = [f"row only in the stored file: {k}" for k in ra if k not in rb]
+    out += [f"row only in the new file: {k}" for k in rb if k not in ra]
+    for key in ra.keys() & rb.keys():
+        for col in ("replicated", "status", "note", "paper", "tolerance"):
+            if ra[key][col] != rb[key][col]:
+                out.append(f"{' / '.join(key)}: {col} {ra[key][col][:80]!r} -> "
+                           f"{rb[key][col][:80]!r}")
+    return out or ["the files differ in order or formatting"]
+
+
+def compare(directory: Path, names: list[str], label: str) -> int:
+    failed = 0
+    for name in names:
+        diff = differences(ROOT / "data" / "results" / f"{name}.csv",
+                           directory / "data" / "results" / f"{name}.csv")
+        print(f"{label}: {name}: {'identical' if not diff else f'{len(diff)} differences'}")
+        for line in diff[:20]:
+            print(f"    {line}")
+        failed += bool(diff)
+    return 1 if failed else 0
+
+
+def _run(machine: str, name: str, out: Path) -> tuple[str, int, float, str]:
+    start = time.monotonic()
+    cmd = [sys.executable, str(ROOT / "tools" / "machines.py"), "run", machine, "--",
+           sys.executable, str(ROOT / "tools" / "run_notebook.py"), name,
+           "--output-root", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    return name, proc.returncode, time.monotonic() - start, proc.stdout + proc.stderr
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", nargs="?", type=Path,
+                        help="folder holding data/results/ (omit with --machine)")
+    parser.add_argument("--machine", choices=sorted(machines.MACHINES),
+                        help="run the notebooks under this emulated machine first")
+    parser.add_argument("--notebook", action="append", default=[],
+                        help="only this notebook (repeatable; default: all)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    args = parser.parse_args(argv)
+    names = args.notebook or notebooks()
+    if args.machine:
+        out = ROOT / "build" / "portable" / args.machine
+        if out.exists():
+            shutil.rmtree(out)                       # no stale results from an earlier run
+        env = " ".join(f"{k}={v}" for k, v in machines.environment(args.machine).items())
+        print(f"running {len(names)} notebooks as machine {args.machine} ({env}) into "
+              f"{out.relative_to(ROOT)}/", flush=True)
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for name, code, seconds, log in pool.map(lambda n: _run(args.machine, n, out),
+                                                     names):
+                print(f"  {name}: {'ok' if code == 0 else 'FAILED'} ({seconds:.0f} s)",
+                      flush=True)
+                if code != 0:
+                    print(log[-3000:])
+                    return 1
+        return compare(out, names, args.machine)
+    if args.directory is None:
+        parser.error("give a directory or --machine")
+    return compare(args.directory, names, str(args.directory))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
