@@ -16,16 +16,17 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
     contents with varying popularity as restless arms (Pavamana & Singh).
 ``queueing``
     the M/M/1/K model of web-robot control (Talim, Liu, Nain, Coffman).
-``replication``, ``plotting``
-    comparison with the papers' numbers, results files, the report; one figure style.
+``replication``, ``stats``, ``plotting``
+    comparison with the papers' numbers, results files, the report; independent
+    replications over any executor; one figure style.
 
 Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<name>`` works;
 their public names are listed in each module's ``__all__``.
 """
 
 from . import (arms, caching, crawling, indices, learning, mdp, plotting, policies, queueing,
-               replication)
+               replication, stats)
 
 __all__ = ["arms", "caching", "crawling", "indices", "learning", "mdp", "plotting", "policies",
-           "queueing", "replication"]
+           "queueing", "replication", "stats"]
 __version__ = "0.1.0"

@@ -34,6 +34,8 @@ import numpy as np
 
 __all__ = [
     "confidence_interval",
+    "format_estimate",
+    "share_interval",
     "Status",
     "Row",
     "COLUMNS",
@@ -108,6 +110,58 @@ def confidence_interval(values) -> tuple[float, float]:
     if values.size < 2:
         raise ValueError(f"a confidence interval needs at least 2 values, got {values.size}")
     return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(values.size))
+
+
+def format_estimate(mean: float, half_width: float, *, digits: int = 2) -> str:
+    """``"mean ± half-width"`` at the precision the interval supports.
+
+    The half-width is rounded to ``digits`` significant digits and the mean to the same
+    decimal place: digits beyond it are noise that another sample (or another machine's
+    rounding) would change.
+
+    Examples
+    --------
+    >>> format_estimate(197.04, 46.31)
+    '197 ± 46'
+    >>> format_estimate(1.8612, 0.2533)
+    '1.86 ± 0.25'
+    >>> format_estimate(12345.6, 234.5)
+    '12350 ± 230'
+    """
+    mean, half_width = float(mean), float(half_width)
+    if not (math.isfinite(mean) and math.isfinite(half_width)) or half_width < 0:
+        raise ValueError(f"need a finite mean and half-width >= 0, got {mean!r}, {half_width!r}")
+    if int(digits) != digits or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}")
+    if half_width == 0:
+        return f"{mean:g} ± 0"
+    exponent = math.floor(math.log10(half_width)) - (int(digits) - 1)
+    if exponent >= 0:
+        unit = 10 ** exponent
+        return f"{round(mean / unit) * unit:d} ± {round(half_width / unit) * unit:d}"
+    return f"{mean:.{-exponent}f} ± {half_width:.{-exponent}f}"
+
+
+def share_interval(successes: int, trials: int, *, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval (95 % by default) for a share ``successes / trials``.
+
+    Used to judge a claim about one run of a paper by the share of our single runs that
+    satisfy it: the verdict is robust to resampling when the interval lies on one side of 1/2.
+
+    Examples
+    --------
+    >>> lo, hi = share_interval(1, 8)
+    >>> round(lo, 3), round(hi, 3)
+    (0.022, 0.471)
+    """
+    if int(trials) != trials or trials < 1:
+        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    if int(successes) != successes or not 0 <= successes <= trials:
+        raise ValueError(f"successes must be an integer in [0, trials], got {successes!r}")
+    n, p = float(trials), successes / trials
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def project_root(start: str | os.PathLike | None = None) -> Path:

@@ -1,0 +1,60 @@
+"""Replications over executors, and the interval helpers of the results files.
+
+References: the serial loop for the pool and a thread executor; SciPy's Wilson interval.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from whittle_lib import replication, stats
+
+
+def _draw(n, *, rng):
+    return rng.normal(size=n)
+
+
+def test_replicate_gives_the_same_results_on_every_executor():
+    seeds = stats.spawn_seeds(7, 5)
+    serial = stats.replicate(partial(_draw, 3), seeds, max_workers=1)
+    pooled = stats.replicate(partial(_draw, 3), seeds, max_workers=2)
+    with ThreadPoolExecutor(3) as ex:
+        threaded = stats.replicate(partial(_draw, 3), seeds, executor=ex)
+    for a, b, c in zip(serial, pooled, threaded):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    # each replication owns its stream
+    assert not np.array_equal(serial[0], serial[1])
+
+
+def test_replicate_and_spawn_validate_their_arguments():
+    with pytest.raises(ValueError, match="max_workers must be"):
+        stats.replicate(partial(_draw, 1), [1], max_workers=0)
+    with pytest.raises(ValueError, match="n must be"):
+        stats.spawn_seeds(1, -1)
+
+
+@pytest.mark.parametrize("k, n", [(0, 8), (1, 8), (4, 8), (8, 8), (13, 40)])
+def test_share_interval_is_scipys_wilson_interval(k, n):
+    ref = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    lo, hi = replication.share_interval(k, n)
+    # z = 1.96 against SciPy's exact normal quantile 1.959964: the bounds agree to 1e-4
+    assert lo == pytest.approx(ref.low, abs=1e-4) and hi == pytest.approx(ref.high, abs=1e-4)
+
+
+@pytest.mark.parametrize("mean, half, text", [
+    (260.4994, 0.1712, "260.50 ± 0.17"),
+    (0.68, 0.3049, "0.68 ± 0.30"),
+    (197.04, 46.31, "197 ± 46"),
+    (5.0, 0.0, "5 ± 0"),
+])
+def test_format_estimate_keeps_the_digits_the_interval_supports(mean, half, text):
+    assert replication.format_estimate(mean, half) == text
+
+
+def test_format_estimate_rejects_a_negative_half_width():
+    with pytest.raises(ValueError, match="half-width"):
+        replication.format_estimate(1.0, -0.1)
