@@ -19,12 +19,16 @@ def _expected():
 
 def test_statuses():
     cmp = R.Comparison("demo", expected=_expected())
-    assert cmp.number("Table 1", "K=5", "C_s", 0.400004).status == "reproduced"
-    row = cmp.number("Table 1", "K=5", "N_s", 11, diagnosis="off by one because ...")
+    # recording returns nothing (a notebook cell shows no repr); rows are read back by key
+    assert cmp.number("Table 1", "K=5", "C_s", 0.400004) is None
+    assert cmp.row("Table 1", "K=5", "C_s").status == "reproduced"
+    cmp.number("Table 1", "K=5", "N_s", 11, diagnosis="off by one because ...")
+    row = cmp.row("Table 1", "K=5", "N_s")
     assert row.status == "deviates" and "off by one" in row.note
-    assert cmp.claim("Lemma 2", "grid", "monotone", False, "counterexample K=7").status == \
-        "claim-fails"
-    assert cmp.new("Extra", "", "x", 1.23456789, "ours").replicated == "1.23457"
+    cmp.claim("Lemma 2", "grid", "monotone", False, "counterexample K=7")
+    assert cmp.row("Lemma 2", "grid", "monotone").status == "claim-fails"
+    cmp.new("Extra", "", "x", 1.23456789, "ours")
+    assert cmp.row("Extra", "", "x").replicated == "1.23457"
     assert [r.quantity for r in cmp.rows] == ["C_s", "N_s", "monotone", "x"]
 
 

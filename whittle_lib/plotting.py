@@ -37,10 +37,13 @@ def use_style() -> None:
 
 
 def save_figure(fig: plt.Figure, notebook: str, name: str) -> Path:
-    """Save ``fig`` as ``figures/<notebook>/<name>.png`` under the output root.
+    """Save ``fig`` as ``figures/<notebook>/<name>.png`` under the output root, show that very
+    file in the notebook, and close the figure.
 
     Written to a temporary file first and renamed, with no timestamp or software version in
-    the PNG, so the bytes depend only on the figure.
+    the PNG, so the bytes depend only on the figure. In a Jupyter kernel the saved bytes are
+    displayed as the cell's image output, so the stored notebook shows exactly the figure
+    under ``figures/`` (``tests/test_notebooks.py`` checks it); outside one nothing is shown.
 
     Returns
     -------
@@ -54,4 +57,18 @@ def save_figure(fig: plt.Figure, notebook: str, name: str) -> Path:
     tmp = path.with_name(f".{path.stem}.tmp.png")
     fig.savefig(tmp, format="png", metadata={"Software": None}, bbox_inches="tight")
     os.replace(tmp, path)
+    _display_png(path.read_bytes())
+    plt.close(fig)
     return path
+
+
+def _display_png(data: bytes) -> None:
+    """Show PNG bytes as an image output when running in a Jupyter kernel."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:                                  # no IPython: a script, nothing to show
+        return
+    shell = get_ipython()
+    if shell is not None and shell.__class__.__name__ == "ZMQInteractiveShell":
+        display(Image(data=data, format="png"))

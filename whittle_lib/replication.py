@@ -291,42 +291,61 @@ class Comparison:
         The notebook's name, e.g. ``"05_robot_queue"``; its expected table is loaded.
     expected : list of Row, optional
         Use these rows instead of reading ``data/expected/<notebook>.csv`` (for tests).
+    paper_settings : bool
+        True (a run at the notebook's default parameters): every recorded number or claim
+        must be a row of the expected table, and :meth:`write` requires all of them. False (a
+        run with other parameters): a number or claim whose setting the paper does not report
+        is recorded as ``new``, with the note that says so, and missing rows are allowed.
 
     Examples
     --------
     >>> cmp = Comparison("demo", expected=[Row("Table 1", "K=5", "C_s", "0.40000", tolerance=5e-6,
     ...                                        note="printed to 5 decimals")])
-    >>> cmp.number("Table 1", "K=5", "C_s", 0.4).status
+    >>> cmp.number("Table 1", "K=5", "C_s", 0.4)
+    >>> cmp.row("Table 1", "K=5", "C_s").status
     'reproduced'
     """
 
-    def __init__(self, notebook: str, expected: list[Row] | None = None):
+    def __init__(self, notebook: str, expected: list[Row] | None = None, *,
+                 paper_settings: bool = True):
         self.notebook = notebook
         self.expected = {r.key: r for r in (load_expected(notebook) if expected is None
                                              else expected)}
+        self.paper_settings = bool(paper_settings)
         self._rows: dict[tuple[str, str, str], Row] = {}
 
-    def _expected(self, key) -> Row:
+    def _expected(self, key) -> Row | None:
         if key not in self.expected:
+            if not self.paper_settings:
+                return None
             raise KeyError(f"{key} is not in data/expected/{self.notebook}.csv")
         return self.expected[key]
 
-    def _add(self, row: Row) -> Row:
+    def row(self, item: str, setting: str, quantity: str) -> Row:
+        """The recorded row with this key."""
+        return self._rows[(item, setting, quantity)]
+
+    def _add(self, row: Row) -> None:
         if row.key in self._rows:
             raise ValueError(f"{row.key} recorded twice")
         self._rows[row.key] = row
-        return row
+
+    _NOT_IN_PAPER = "not a setting the paper reports (a run with other parameters)"
 
     def number(self, item: str, setting: str, quantity: str, value,
-               *, diagnosis: str = "", extra_decimals: int = 2) -> Row:
+               *, diagnosis: str = "", extra_decimals: int = 2,
+               half_width: float | None = None) -> None:
         """Record our value of a number the paper reports.
 
         The status is ``reproduced`` if ``|paper - value| <= tolerance`` (the tolerance of the
         expected row), ``deviates`` otherwise, in which case ``diagnosis`` is required and
-        appended to the note. ``value`` is written with ``extra_decimals`` more decimals than
-        the paper printed.
+        appended to the note. An exact ``value`` is written with ``extra_decimals`` more
+        decimals than the paper printed; a stochastic estimate, given with the ``half_width``
+        of its 95 % interval, as :func:`format_estimate` writes it.
         """
         exp = self._expected((item, setting, quantity))
+        if exp is None:
+            return self.new(item, setting, quantity, value, self._NOT_IN_PAPER)
         paper = float(exp.paper)
         value = float(value)
         ok = abs(paper - value) <= exp.tolerance * (1 + 1e-9)
@@ -334,31 +353,37 @@ class Comparison:
             raise ValueError(f"{exp.key} deviates (paper {exp.paper}, ours {value:.6g}) and "
                              f"needs a diagnosis")
         note = exp.note if ok else f"{exp.note} DEVIATES: {diagnosis}".strip()
-        text = (str(int(value)) if _decimals(exp.paper) == 0 and value == int(value)
-                else _format(value, _decimals(exp.paper) + extra_decimals))
-        return self._add(replace(exp, replicated=text,
-                                 status=(Status.REPRODUCED if ok else Status.DEVIATES).value,
-                                 note=note))
+        if half_width is not None:
+            text = format_estimate(value, half_width)
+        elif _decimals(exp.paper) == 0 and value == int(value):
+            text = str(int(value))
+        else:
+            text = _format(value, _decimals(exp.paper) + extra_decimals)
+        self._add(replace(exp, replicated=text,
+                          status=(Status.REPRODUCED if ok else Status.DEVIATES).value, note=note))
 
     def claim(self, item: str, setting: str, quantity: str, holds: bool, evidence: str,
-              value="") -> Row:
+              value="") -> None:
         """Record whether a claim of the paper (a row of the expected table) holds."""
-        exp = self._expected((item, setting, quantity))
         if not evidence:
-            raise ValueError(f"{exp.key}: a claim needs its evidence")
+            raise ValueError(f"({item}, {setting}, {quantity}): a claim needs its evidence")
+        exp = self._expected((item, setting, quantity))
+        if exp is None:
+            verdict = "holds" if holds else "fails"
+            return self.new(item, setting, quantity, value,
+                            f"{self._NOT_IN_PAPER}; the claim {verdict} here: {evidence}")
         status = Status.CLAIM_HOLDS if holds else Status.CLAIM_FAILS
         text = value if isinstance(value, str) else _format(value, 5)
-        return self._add(replace(exp, replicated=text, status=status.value,
-                                 note=f"{exp.note} {evidence}".strip()))
+        self._add(replace(exp, replicated=text, status=status.value,
+                          note=f"{exp.note} {evidence}".strip()))
 
     def new(self, item: str, setting: str, quantity: str, value, note: str,
-            decimals: int = 5) -> Row:
+            decimals: int = 5) -> None:
         """Record a number of ours that the paper does not report."""
         if not note:
             raise ValueError(f"({item}, {setting}, {quantity}): a new row needs a note")
         text = value if isinstance(value, str) else _format(value, decimals)
-        return self._add(Row(item, setting, quantity, "", text, math.nan, Status.NEW.value,
-                             note))
+        self._add(Row(item, setting, quantity, "", text, math.nan, Status.NEW.value, note))
 
     @property
     def rows(self) -> list[Row]:
@@ -379,7 +404,7 @@ class Comparison:
         ValueError
             If an expected row has not been recorded: every number of the paper must appear.
         """
-        missing = self.missing()
+        missing = self.missing() if self.paper_settings else []
         if missing:
             raise ValueError(f"{len(missing)} expected rows not recorded, e.g. {missing[:3]}")
         return write_results(self.notebook, self.rows)
@@ -406,26 +431,55 @@ def status_counts(rows: Iterable[Row]) -> dict[str, int]:
     return {s.value: c.get(s.value, 0) for s in Status}
 
 
-def summary_table(rows: Iterable[Row], *, max_note: int = 0) -> str:
-    """A fixed-width text table of the rows (what a notebook's summary cell prints).
+def summary_table(rows: Iterable[Row], *, width: int = 100) -> str:
+    """The text a notebook's summary cell prints (what nbval compares), ``width`` columns wide.
 
-    Deterministic: no timings, values as written in the results file. ``max_note`` > 0 adds
-    the start of each note.
+    First the rows per item and status; then every row that is not ``reproduced`` (a
+    deviation, a claim, a number of ours), as ``status  item | setting`` and, indented,
+    ``quantity: paper P, ours V``, wrapped to ``width``. Reproduced numbers are counted, not
+    listed: the results file holds each of them, and ``make test`` compares it byte for byte.
+    Deterministic: values as written in the results file, no timings.
+
+    Examples
+    --------
+    >>> rows = [Row("Table 1", "K=5", "C_s", "0.4", "0.40000", status="reproduced"),
+    ...         Row("Table 1", "K=5", "N_iter", "12", "13", status="deviates")]
+    >>> print(summary_table(rows))
+    item     rows  reproduced  deviates  new  claim-holds  claim-fails
+    -------  ----  ----------  --------  ---  -----------  -----------
+    Table 1     2           1         1    0            0            0
+    <BLANKLINE>
+    deviates     Table 1 | K=5
+        N_iter: paper 12, ours 13
+    <BLANKLINE>
+    1 reproduced, 1 deviates
     """
+    import textwrap
+
     rows = list(rows)
-    cols = ["item", "setting", "quantity", "paper", "replicated", "status"]
-    data = [[r.item, r.setting, r.quantity, r.paper, r.replicated, r.status] for r in rows]
-    if max_note:
-        cols.append("note")
-        data = [d + [(r.note[:max_note] + ("..." if len(r.note) > max_note else ""))]
-                for d, r in zip(data, rows)]
-    widths = [max([len(c)] + [len(d[i]) for d in data]) for i, c in enumerate(cols)]
-    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(v.ljust(w) for v, w in zip(d, widths)).rstrip() for d in data]
+    statuses = [s.value for s in Status]
+    items = list(dict.fromkeys(r.item for r in rows))
+    head = ["item", "rows", *statuses]
+    data = [[item, str(sum(r.item == item for r in rows)),
+             *(str(sum(r.item == item and r.status == st for r in rows)) for st in statuses)]
+            for item in items]
+    widths = [max([len(h)] + [len(d[i]) for d in data]) for i, h in enumerate(head)]
+    def line(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    out = [line(head), "  ".join("-" * w for w in widths)] + [line(d) for d in data]
+    listed = [r for r in rows if r.status != Status.REPRODUCED.value]
+    for r in listed:
+        out.append("")
+        out += textwrap.wrap(f"{r.status:<12} {r.item} | {r.setting}", width,
+                             subsequent_indent=" " * 13, break_on_hyphens=False)
+        value = (f"paper {r.paper}, ours {r.replicated}" if r.paper
+                 else f"ours {r.replicated}" if r.replicated else "")
+        out += textwrap.wrap(f"{r.quantity}: {value}" if value else r.quantity, width,
+                             initial_indent="    ", subsequent_indent="      ",
+                             break_on_hyphens=False)
     counts = status_counts(rows)
-    out.append("")
-    out.append(", ".join(f"{v} {k}" for k, v in counts.items() if v))
+    out += ["", ", ".join(f"{v} {k}" for k, v in counts.items() if v)]
     return "\n".join(out)
 
 
