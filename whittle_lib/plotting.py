@@ -7,7 +7,6 @@ an unchanged notebook leaves ``git status`` clean.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -36,7 +35,7 @@ def use_style() -> None:
     mpl.rcParams.update(STYLE)
 
 
-def save_figure(fig: plt.Figure, notebook: str, name: str) -> Path:
+def save_figure(fig: plt.Figure, notebook: str, name: str) -> None:
     """Save ``fig`` as ``figures/<notebook>/<name>.png`` under the output root, show that very
     file in the notebook, and close the figure.
 
@@ -45,10 +44,8 @@ def save_figure(fig: plt.Figure, notebook: str, name: str) -> Path:
     displayed as the cell's image output, so the stored notebook shows exactly the figure
     under ``figures/`` (``tests/test_notebooks.py`` checks it); outside one nothing is shown.
 
-    Returns
-    -------
-    pathlib.Path
-        The path written.
+    Returns nothing (a notebook cell ending with it shows the figure, not a path): the file is
+    ``output_root() / "figures" / notebook / f"{name}.png"``.
     """
     if not name or "/" in name or name.endswith(".png"):
         raise ValueError(f"name must be a bare file stem like 'fig2_gamma', got {name!r}")
@@ -59,7 +56,6 @@ def save_figure(fig: plt.Figure, notebook: str, name: str) -> Path:
     os.replace(tmp, path)
     _display_png(path.read_bytes())
     plt.close(fig)
-    return path
 
 
 def _display_png(data: bytes) -> None:
