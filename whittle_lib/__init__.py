@@ -18,14 +18,18 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
     the M/M/1/K model of web-robot control (Talim, Liu, Nain, Coffman).
 ``replication``, ``plotting``
     comparison with the papers' numbers, results files, the report; one figure style.
+``notebook_params``
+    a notebook's parameters: specs read from its ``parameters`` cell, values checked by name
+    (``check_parameters`` is also exported here).
 
 Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<name>`` works;
 their public names are listed in each module's ``__all__``.
 """
 
-from . import (arms, caching, crawling, indices, learning, mdp, plotting, policies, queueing,
-               replication)
+from . import (arms, caching, crawling, indices, learning, mdp, notebook_params, plotting,
+               policies, queueing, replication)
+from .notebook_params import check_parameters
 
-__all__ = ["arms", "caching", "crawling", "indices", "learning", "mdp", "plotting", "policies",
-           "queueing", "replication"]
+__all__ = ["arms", "caching", "check_parameters", "crawling", "indices", "learning", "mdp",
+           "notebook_params", "plotting", "policies", "queueing", "replication"]
 __version__ = "0.1.0"
