@@ -63,6 +63,7 @@ __all__ = [
     "read_parameter_specs",
     "check_parameters",
     "is_default",
+    "format_value",
 ]
 
 #: The types a parameter may declare in its comment.
@@ -74,12 +75,16 @@ _BOUND_RE = re.compile(r"(>=|<=|>|<)\s*(\S+)")
 _INTERVAL_RE = re.compile(r"in\s*([\[(])\s*([^,]+?)\s*,\s*([^,]+?)\s*([\])])")
 
 
-def _show(value) -> str:
-    """A value as written in a parameters cell: strings in double quotes, lists in brackets."""
+def format_value(value) -> str:
+    """A value as a parameters cell writes it: strings in double quotes, lists in brackets.
+
+    >>> format_value(("a", 1.5)), format_value(1e-05)
+    ('["a", 1.5]', '1e-05')
+    """
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
     return repr(value)
 
 
@@ -157,7 +162,7 @@ class ParameterSpec:
                                  f"is not for a bool, got {self.choices!r}")
             choices = tuple(self._check_type(c, c) for c in self.choices)
             if len(set(choices)) != len(choices):
-                raise ValueError(f"{self.name}: the allowed values {_show(choices)} repeat one")
+                raise ValueError(f"{self.name}: the allowed values {format_value(choices)} repeat one")
             object.__setattr__(self, "choices", choices)
         object.__setattr__(self, "default", self.validate(self.default))
 
@@ -173,7 +178,7 @@ class ParameterSpec:
 
     def _range_text(self) -> str:
         if self.choices is not None:
-            return "in {" + ", ".join(_show(c) for c in self.choices) + "}"
+            return "in {" + ", ".join(format_value(c) for c in self.choices) + "}"
         if self.low is not None and self.high is not None:
             return (f"in {'[' if self.low_inclusive else '('}{self.low!r}, {self.high!r}"
                     f"{']' if self.high_inclusive else ')'}")
@@ -190,7 +195,7 @@ class ParameterSpec:
 
     def _fail(self, value, detail: str = ""):
         article = "an" if self.type == "int" else "a"
-        raise ValueError(f"{self.name} must be {article} {self.rule}, got {_show(value)}"
+        raise ValueError(f"{self.name} must be {article} {self.rule}, got {format_value(value)}"
                          f"{detail}")
 
     def _check_type(self, element, value):
@@ -204,7 +209,7 @@ class ParameterSpec:
             return element
         if kind == "str" and isinstance(element, str):
             return element
-        self._fail(value, "" if element is value else f" (element {_show(element)})")
+        self._fail(value, "" if element is value else f" (element {format_value(element)})")
 
     def _in_range(self, element) -> bool:
         if self.choices is not None:
@@ -238,7 +243,7 @@ class ParameterSpec:
             elements = (self._check_type(value, value),)
         for element in elements:
             if not self._in_range(element):
-                self._fail(value, f" (element {_show(element)})" if self.is_list else "")
+                self._fail(value, f" (element {format_value(element)})" if self.is_list else "")
         return elements if self.is_list else elements[0]
 
     def parse(self, text: str):
@@ -273,7 +278,7 @@ class ParameterSpec:
 
     def describe(self) -> str:
         """``rule (default D): meaning``, one line for a help text."""
-        return f"{self.rule} (default {_show(self.default)}): {self.meaning}"
+        return f"{self.rule} (default {format_value(self.default)}): {self.meaning}"
 
 
 class ParameterValues(Mapping):
@@ -309,7 +314,7 @@ class ParameterValues(Mapping):
                              "with papermill")
 
     def __repr__(self):
-        return ", ".join(f"{k}={_show(v)}" for k, v in self._values.items())
+        return ", ".join(f"{k}={format_value(v)}" for k, v in self._values.items())
 
     @property
     def specs(self) -> tuple[ParameterSpec, ...]:
