@@ -76,8 +76,17 @@ lock:
 	{ sed -n '1,3p' requirements/constraints.txt; build/lockenv/bin/python -m pip freeze --exclude-editable | grep -v -i '^whittle'; } > build/constraints.txt
 	mv build/constraints.txt requirements/constraints.txt
 
+# Untracked build output only: the stored notebooks, figures, results and REPLICATION.md are
+# tracked, and `make all` regenerates them. Refuses if any of these paths is tracked.
+CLEAN_PATHS := build .pytest_cache .hypothesis *.egg-info
+
 clean:
-	rm -rf build figures data/results REPLICATION.md .pytest_cache .hypothesis
+	@tracked="$$(git ls-files -- $(CLEAN_PATHS) '*/__pycache__/*' '__pycache__/*' 2>/dev/null)"; \
+	if [ -n "$$tracked" ]; then echo "make clean: refusing, tracked files would go:"; \
+	    echo "$$tracked"; exit 1; fi
+	rm -rf $(CLEAN_PATHS)
+	find . -path ./.venv -prune -o -path ./.git -prune -o -type d -name __pycache__ -prune \
+	    -exec rm -rf {} +
 
 distclean: clean
 	rm -rf $(VENV)

@@ -261,3 +261,44 @@ def test_ctrl_c_keeps_the_reference_and_writes_the_partial_notebook(tmp_path):
     assert _outputs(partial, "from whittle_lib import")[0]["text"] == "3 rows\n"  # with outputs
     assert _fingerprint(project) == before
     assert not (folder / "data").exists()                  # nothing moved into place
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_make_clean_removes_build_output_and_no_tracked_file(tmp_path):
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "--quiet", str(ROOT), str(clone))
+    tracked = _git(clone, "ls-files", "-z").split("\0")[:-1]
+    assert "data/results/05_robot_queue.csv" in tracked and "REPLICATION.md" in tracked
+    output = [clone / "build" / "runs" / "x.csv", clone / "whittle_lib" / "__pycache__" / "a.pyc",
+              clone / "tests" / "__pycache__" / "b.pyc", clone / ".pytest_cache" / "c",
+              clone / ".hypothesis" / "d", clone / "whittle_lib.egg-info" / "PKG-INFO"]
+    kept = clone / ".venv" / "lib" / "__pycache__" / "e.pyc"  # the environment is not output
+    for path in [*output, kept]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    # the working tree's Makefile, run in the clone
+    make = subprocess.run(["make", "-f", str(ROOT / "Makefile"), "clean"], cwd=clone,
+                          capture_output=True, text=True, timeout=120)
+    assert make.returncode == 0, make.stderr
+    assert [p for p in output if p.exists()] == []
+    assert not (clone / "build").exists() and not (clone / "whittle_lib" / "__pycache__").exists()
+    assert kept.exists()
+    assert _git(clone, "status", "--porcelain") == ""                # nothing tracked changed
+    assert all((clone / f).exists() for f in tracked)
+
+
+def test_make_clean_refuses_when_a_tracked_file_would_go(tmp_path):
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "--quiet", str(ROOT), str(clone))
+    (clone / "build").mkdir()
+    (clone / "build" / "kept.txt").write_text("tracked by mistake")
+    _git(clone, "add", "-f", "build/kept.txt")
+    make = subprocess.run(["make", "-f", str(ROOT / "Makefile"), "clean"], cwd=clone,
+                          capture_output=True, text=True, timeout=120)
+    assert make.returncode != 0
+    assert "build/kept.txt" in make.stdout
+    assert (clone / "build" / "kept.txt").exists()
