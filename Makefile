@@ -17,7 +17,7 @@ NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 PORTABLE_MACHINE ?= nehalem-sse42
 
 .PHONY: all venv test test-lib test-notebooks test-portable machines report bench clean \
-	distclean lock $(NOTEBOOKS)
+	distclean lock html $(NOTEBOOKS)
 
 all: $(NOTEBOOKS) report
 
@@ -38,6 +38,11 @@ $(NOTEBOOKS): %: $(STAMP)
 
 report: $(STAMP)
 	$(BIN)/python tools/make_report.py
+
+# The stored notebooks as static HTML under build/html/ with an index page, not executed;
+# MathJax is copied from a Python package, so the pages read the same without network.
+html: $(STAMP)
+	$(BIN)/python tools/make_html.py
 
 test: test-lib test-notebooks test-portable
 
