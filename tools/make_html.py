@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import html
-import os
 import re
 import shutil
 import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+
+from run_notebook import last_heading, replace_dir  # tools/ is on the path of its scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 MATHJAX_DIR = "mathjax"
@@ -211,9 +212,7 @@ def _add_alt_text(nb) -> None:
     heading = ""
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            found = [line.lstrip("#").strip() for line in cell.source.splitlines()
-                     if re.match(r"#{1,6}\s", line)]
-            heading = found[-1] if found else heading
+            heading = last_heading(cell.source, heading)
             continue
         for out in cell.get("outputs", []):
             for mime in ("image/png", "image/jpeg", "image/svg+xml"):
@@ -317,14 +316,7 @@ def build(out: Path, names: list[str] | None = None, root: Path = ROOT) -> list[
     warnings = [f"{page}: {problem}"
                 for page in ["index", *names]
                 for problem in math_problems((tmp / f"{page}.html").read_text(encoding="utf-8"))]
-    old = out.with_name(out.name + ".old")
-    if old.exists():
-        shutil.rmtree(old)
-    if out.exists():
-        os.replace(out, old)
-    os.replace(tmp, out)
-    if old.exists():
-        shutil.rmtree(old)
+    replace_dir(tmp, out)
     return warnings
 
 

@@ -80,7 +80,8 @@ def drop_injected_parameters(nb) -> None:
     nb.cells = [c for c in nb.cells if INJECTED_TAG not in c.metadata.get("tags", [])]
 
 
-def _replace_dir(src: Path, dst: Path) -> None:
+def replace_dir(src: Path, dst: Path) -> None:
+    """Move the folder ``src`` to ``dst``, replacing what was there (kept aside until then)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     old = dst.with_name(dst.name + ".old")
     if old.exists():
@@ -214,6 +215,13 @@ def report_changes(name: str, target: Path, limit: int = 40) -> None:
 
 # ---- running ---------------------------------------------------------------------------------
 
+def last_heading(markdown: str, current: str = "") -> str:
+    """The text of the last Markdown heading in ``markdown``, or ``current`` if it has none."""
+    found = [line.lstrip("#").strip() for line in markdown.splitlines()
+             if re.match(r"#{1,6}\s", line)]
+    return found[-1] if found else current
+
+
 class Progress:
     """papermill/nbclient hook: prints ``[i/n] heading`` as each code cell starts, where the
     heading is the last Markdown heading seen before the cell."""
@@ -225,9 +233,7 @@ class Progress:
 
     def __call__(self, cell, cell_index, **_):
         if cell.cell_type == "markdown":
-            headings = [line.lstrip("#").strip() for line in cell.source.splitlines()
-                        if re.match(r"#{1,6}\s", line)]
-            self.heading = headings[-1] if headings else self.heading
+            self.heading = last_heading(cell.source, self.heading)
         elif cell.cell_type == "code" and cell.source.strip():
             print(f"[{cell_index + 1}/{self.total}] {self.heading}", file=self.stream,
                   flush=True)
@@ -318,7 +324,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     os.replace(results, target / "data" / "results" / f"{name}.csv")
     figures = stage / "figures" / name
     if figures.exists():
-        _replace_dir(figures, target / "figures" / name)
+        replace_dir(figures, target / "figures" / name)
     (target / "notebooks").mkdir(parents=True, exist_ok=True)
     os.replace(staged_nb, target / "notebooks" / f"{name}.ipynb")
     shutil.rmtree(stage)
