@@ -5,8 +5,8 @@ What "no raw ``$$``" means is defined by ``make_html.math_problems``: outside sc
 code cell inputs and ``code`` elements (code is meant to be shown as typed), no ``$$`` inside
 ``pre``/``textarea``/``noscript`` (MathJax skips those: an output that prints TeX) and an even
 number of ``$$`` in every run of text between two tags other than ``<br>`` (MathJax pairs
-delimiters only within such a run: an odd count is a formula left open or broken by a tag). The browser itself is not needed: the
-screenshots of the pages are a manual check.
+delimiters only within such a run: an odd count is a formula left open or broken by a tag).
+The browser itself is not needed: the screenshots of the pages are a manual check.
 """
 
 import base64

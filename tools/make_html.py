@@ -168,8 +168,11 @@ def math_problems(page: str) -> list[str]:
     --------
     >>> math_problems("<p>$$x^2$$ and<br>$$y$$ <code>$$</code></p><script>a = '$$'</script>")
     []
-    >>> math_problems("<p>$$x</p><p>y$$</p><pre>$$z$$</pre>")
-    ["unpaired $$ in text: '$$x'", "unpaired $$ in text: 'y$$'", "$$ inside <pre>, shown raw: '$$z$$'"]
+    >>> for problem in math_problems("<p>$$x</p><p>y$$</p><pre>$$z$$</pre>"):
+    ...     print(problem)
+    unpaired $$ in text: '$$x'
+    unpaired $$ in text: 'y$$'
+    $$ inside <pre>, shown raw: '$$z$$'
     """
     scan = _MathScan()
     scan.feed(_NOT_TEXT.sub("", page))

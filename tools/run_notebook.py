@@ -1,6 +1,6 @@
 """Run one notebook with papermill so that a failed run overwrites nothing.
 
-    python tools/run_notebook.py 05_robot_queue [--kernel NAME] [--cell-timeout S] [-p NAME VALUE]...
+    python tools/run_notebook.py 05_robot_queue [--kernel K] [--cell-timeout S] [-p NAME VALUE]...
     python tools/run_notebook.py 05_robot_queue --help     # lists the notebook's parameters
 
 The notebook runs with ``notebooks/`` as working directory into a staging folder; the

@@ -162,7 +162,8 @@ class ParameterSpec:
                                  f"is not for a bool, got {self.choices!r}")
             choices = tuple(self._check_type(c, c) for c in self.choices)
             if len(set(choices)) != len(choices):
-                raise ValueError(f"{self.name}: the allowed values {format_value(choices)} repeat one")
+                raise ValueError(f"{self.name}: the allowed values {format_value(choices)} "
+                                 f"repeat one")
             object.__setattr__(self, "choices", choices)
         object.__setattr__(self, "default", self.validate(self.default))
 
