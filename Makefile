@@ -17,7 +17,7 @@ NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 PORTABLE_MACHINE ?= nehalem-sse42
 
 .PHONY: all venv test test-lib test-notebooks test-portable machines report bench clean \
-	distclean lock $(NOTEBOOKS)
+	distclean lock html $(NOTEBOOKS)
 
 all: $(NOTEBOOKS) report
 
@@ -38,6 +38,11 @@ $(NOTEBOOKS): %: $(STAMP)
 
 report: $(STAMP)
 	$(BIN)/python tools/make_report.py
+
+# The stored notebooks as static HTML under build/html/ with an index page, not executed;
+# MathJax is copied from a Python package, so the pages read the same without network.
+html: $(STAMP)
+	$(BIN)/python tools/make_html.py
 
 test: test-lib test-notebooks test-portable
 
@@ -76,8 +81,17 @@ lock:
 	{ sed -n '1,3p' requirements/constraints.txt; build/lockenv/bin/python -m pip freeze --exclude-editable | grep -v -i '^whittle'; } > build/constraints.txt
 	mv build/constraints.txt requirements/constraints.txt
 
+# Untracked build output only: the stored notebooks, figures, results and REPLICATION.md are
+# tracked, and `make all` regenerates them. Refuses if any of these paths is tracked.
+CLEAN_PATHS := build .pytest_cache .hypothesis *.egg-info
+
 clean:
-	rm -rf build figures data/results REPLICATION.md .pytest_cache .hypothesis
+	@tracked="$$(git ls-files -- $(CLEAN_PATHS) '*/__pycache__/*' '__pycache__/*' 2>/dev/null)"; \
+	if [ -n "$$tracked" ]; then echo "make clean: refusing, tracked files would go:"; \
+	    echo "$$tracked"; exit 1; fi
+	rm -rf $(CLEAN_PATHS)
+	find . -path ./.venv -prune -o -path ./.git -prune -o -type d -name __pycache__ -prune \
+	    -exec rm -rf {} +
 
 distclean: clean
 	rm -rf $(VENV)

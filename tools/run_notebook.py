@@ -1,22 +1,39 @@
 """Run one notebook with papermill so that a failed run overwrites nothing.
 
-    python tools/run_notebook.py 05_robot_queue [--kernel NAME] [--cell-timeout S] [-p name value]...
+    python tools/run_notebook.py 05_robot_queue [--kernel K] [--cell-timeout S] [-p NAME VALUE]...
+    python tools/run_notebook.py 05_robot_queue --help     # lists the notebook's parameters
 
-The notebook runs with ``notebooks/`` as working directory into ``build/stage/<name>/``; the
+The notebook runs with ``notebooks/`` as working directory into a staging folder; the
 environment variable ``WHITTLE_OUTPUT_ROOT`` points the library's writers
 (``whittle_lib.replication.write_results``, ``whittle_lib.plotting.save_figure``) to the same
-staging folder. Only when every cell has run and the results file exists are the notebook
-(stripped of volatile metadata), its figures folder and its results file moved into place. On
-failure the staging folder is kept for inspection and the exit status is 1.
+folder. Only when every cell has run and the results file exists are the notebook (stripped of
+volatile metadata), its figures folder and its results file moved into place:
+
+- a run at the defaults (no ``-p``, or every value equal to its default) replaces the reference:
+  ``notebooks/<nb>.ipynb``, ``figures/<nb>/`` and ``data/results/<nb>.csv``, staged in
+  ``build/stage/<nb>/``;
+- a run with other parameters writes its own folder ``build/runs/<nb>/<name>=<value>,.../``
+  (the same three things, the notebook with its ``injected-parameters`` cell) and prints which
+  results rows changed status or value against the reference;
+- ``--output-root DIR`` writes under ``DIR`` instead (``tools/check_results.py``).
+
+Parameters are checked against the notebook's ``parameters`` cell
+(``whittle_lib.notebook_params``) before a kernel starts: an unknown name, a value that is not a
+Python literal or a value out of range stops the run with exit status 2. As cells run, their
+number and section heading are printed. On failure the staging folder keeps the partial run
+(the notebook with the cells executed so far) and the exit status is 1; on Ctrl-C it is 130.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
+import hashlib
+import logging
 import os
+import re
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,6 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # Metadata that changes from run to run without the notebook changing.
 VOLATILE_NOTEBOOK_METADATA = ("papermill", "widgets")
 VOLATILE_CELL_METADATA = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
+INJECTED_TAG = "injected-parameters"
+# Exit statuses: a usage error (bad parameter, unknown notebook), a failed run, Ctrl-C.
+USAGE, FAILED, INTERRUPTED = 2, 1, 130
 
 
 def coalesce_streams(outputs: list) -> list:
@@ -54,17 +74,14 @@ def strip_volatile(nb) -> None:
             del cell.metadata["tags"]
 
 
-def _literal(text: str):
-    """A parameter value as a Python literal; tuples become lists (papermill renders only
-    lists, it would pass a tuple as its string)."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-    return list(value) if isinstance(value, tuple) else value
+def drop_injected_parameters(nb) -> None:
+    """Remove papermill's ``injected-parameters`` cells in place: a notebook that kept one
+    would run its next default run with the old values."""
+    nb.cells = [c for c in nb.cells if INJECTED_TAG not in c.metadata.get("tags", [])]
 
 
-def _replace_dir(src: Path, dst: Path) -> None:
+def replace_dir(src: Path, dst: Path) -> None:
+    """Move the folder ``src`` to ``dst``, replacing what was there (kept aside until then)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     old = dst.with_name(dst.name + ".old")
     if old.exists():
@@ -84,40 +101,221 @@ def _show(path: Path) -> str:
         return str(path)
 
 
+def _say(*lines: str) -> None:
+    print(*lines, sep="\n", file=sys.stderr, flush=True)
+
+
+# ---- parameters ------------------------------------------------------------------------------
+
+def read_specs(name: str):
+    """The parameter specs of ``notebooks/<name>.ipynb``; raises ValueError if the cell is not
+    in the grammar of ``whittle_lib.notebook_params``."""
+    from whittle_lib.notebook_params import read_parameter_specs
+    return read_parameter_specs(ROOT / "notebooks" / f"{name}.ipynb")
+
+
+def parameters_help(name: str) -> str:
+    """The notebook's parameters, one block each: name, rule, default, then the meaning."""
+    try:
+        specs = read_specs(name)
+    except (OSError, ValueError) as exc:
+        return f"parameters of {name}: cannot be listed ({exc})"
+    width = max(len(s.name) for s in specs)
+    out = [f"parameters of {name} (-p NAME VALUE; VALUE a Python literal, a str may go "
+           f"unquoted, a list as [1, 2]):"]
+    for spec in specs:
+        out += textwrap.wrap(spec.describe(), width=100, initial_indent=
+                             f"  {spec.name.ljust(width)}  ", subsequent_indent=" " * (width + 4))
+    return "\n".join(out)
+
+
+def check_parameters(name: str, given: list[tuple[str, str]]) -> dict:
+    """The ``-p`` values checked against the notebook's specs, those equal to their default
+    dropped, in the order of the parameters cell; raises ValueError naming the parameter."""
+    if not given:
+        return {}
+    try:
+        specs = {s.name: s for s in read_specs(name)}
+    except ValueError as exc:
+        raise ValueError(f"cannot check -p: {exc}") from None
+    values = {}
+    for key, text in given:
+        if key not in specs:
+            raise ValueError(f"unknown parameter {key!r} for {name}; its parameters are "
+                             f"{', '.join(specs)} (see --help)")
+        values[key] = specs[key].parse(text)
+    return {k: values[k] for k in specs if k in values and values[k] != specs[k].default}
+
+
+def run_folder_name(parameters: dict) -> str:
+    """``name1=v1,name2=v2`` (a list's elements joined by ``_``). Characters unsafe in a file
+    name become ``_``, and a long name is cut; either way a hash of the full text is appended,
+    so that two different runs never share a folder."""
+    def text(value):
+        if isinstance(value, (list, tuple)):
+            return "_".join(text(v) for v in value)
+        return repr(value) if isinstance(value, float) else str(value)
+
+    full = ",".join(f"{k}={text(v)}" for k, v in parameters.items())
+    safe = re.sub(r"[^A-Za-z0-9._+=,-]", "_", full)
+    if safe != full or len(safe) > 120:
+        safe = f"{safe[:100]}-{hashlib.sha256(full.encode()).hexdigest()[:12]}"
+    return safe
+
+
+# ---- comparison with the reference -----------------------------------------------------------
+
+def results_changes(reference: Path, fresh: Path) -> list[str]:
+    """The rows of ``fresh`` whose status or value differs from ``reference``, then the rows
+    found in only one of them; one line each, status changes first."""
+    from whittle_lib.replication import read_results
+
+    old = {r.key: r for r in read_results(reference)}
+    new = {r.key: r for r in read_results(fresh)}
+    status, value = [], []
+    for key in (k for k in old if k in new):        # in the order of the reference file
+        a, b = old[key], new[key]
+        where = " | ".join(key)
+        if a.status != b.status:
+            status.append(f"{where}: {a.status} -> {b.status} ({a.replicated or '-'} -> "
+                          f"{b.replicated or '-'})")
+        elif a.replicated != b.replicated:
+            value.append(f"{where}: {a.replicated} -> {b.replicated} ({b.status})")
+    only_old = [f"{' | '.join(k)}: only in the reference ({old[k].status})"
+                for k in old if k not in new]
+    only_new = [f"{' | '.join(k)}: only in this run ({new[k].status} {new[k].replicated})"
+                for k in new if k not in old]
+    return status + value + only_old + only_new
+
+
+def report_changes(name: str, target: Path, limit: int = 40) -> None:
+    """Print how this run's results differ from the reference; the full list goes to
+    ``<target>/changes.txt``."""
+    from whittle_lib.replication import read_results, status_counts
+
+    reference = ROOT / "data" / "results" / f"{name}.csv"
+    fresh = target / "data" / "results" / f"{name}.csv"
+    if not reference.exists():
+        _say(f"no reference data/results/{name}.csv to compare with")
+        return
+    lines = results_changes(reference, fresh)
+
+    def counts(path):
+        return ", ".join(f"{v} {k}" for k, v in status_counts(read_results(path)).items() if v)
+
+    head = [f"against the reference data/results/{name}.csv: {len(lines)} rows changed "
+            f"status or value, or are in only one file",
+            f"  reference: {counts(reference)}", f"  this run:  {counts(fresh)}"]
+    (target / "changes.txt").write_text("\n".join(head + lines) + "\n", encoding="utf-8")
+    shown = [f"  {line}" for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"  ... {len(lines) - limit} more in {_show(target / 'changes.txt')}")
+    print("\n".join(head + shown), flush=True)
+
+
+# ---- running ---------------------------------------------------------------------------------
+
+def last_heading(markdown: str, current: str = "") -> str:
+    """The text of the last Markdown heading in ``markdown``, or ``current`` if it has none."""
+    found = [line.lstrip("#").strip() for line in markdown.splitlines()
+             if re.match(r"#{1,6}\s", line)]
+    return found[-1] if found else current
+
+
+class Progress:
+    """papermill/nbclient hook: prints ``[i/n] heading`` as each code cell starts, where the
+    heading is the last Markdown heading seen before the cell."""
+
+    def __init__(self, total: int, stream=None):
+        self.total = total
+        self.heading = ""
+        self.stream = stream or sys.stdout
+
+    def __call__(self, cell, cell_index, **_):
+        if cell.cell_type == "markdown":
+            self.heading = last_heading(cell.source, self.heading)
+        elif cell.cell_type == "code" and cell.source.strip():
+            print(f"[{cell_index + 1}/{self.total}] {self.heading}", file=self.stream,
+                  flush=True)
+
+
+def _kernel_config():
+    """Kernel-manager settings: CurveZMQ encryption of the kernel's sockets where pyzmq and the
+    kernelspec support it. Without it ipykernel warns at every start that the kernel "is
+    running over TCP without encryption"; this is the remedy the warning names, and it leaves
+    every other message of the kernel as it is."""
+    import zmq
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport_encryption": "auto"}}) if zmq.has("curve") \
+        else Config()
+
+
 def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
         output_root: Path | None = None) -> int:
-    """Run one notebook; its outputs replace the reference, or go under ``output_root``."""
+    """Run one notebook; its outputs replace the reference only at the default parameters.
+
+    ``parameters`` are checked values (:func:`check_parameters`) that differ from the defaults.
+    """
     import nbformat
     import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from whittle_lib.notebook_params import format_value
+
+    # papermill's own reading of the parameters cell warns about lines with a range (">=" is a
+    # second "="); the cell was checked by whittle_lib.notebook_params instead
+    logging.getLogger("papermill").setLevel(logging.ERROR)
 
     source = ROOT / "notebooks" / f"{name}.ipynb"
-    if not source.exists():
-        print(f"no notebook {source.relative_to(ROOT)}", file=sys.stderr)
-        return 2
-    target = ROOT if output_root is None else Path(output_root).resolve()
-    stage = (ROOT / "build" if output_root is None else target) / "stage" / name
+    if output_root is not None:
+        target = Path(output_root).resolve()
+    elif parameters:
+        target = ROOT / "build" / "runs" / name / run_folder_name(parameters)
+    else:
+        target = ROOT
+    stage = (ROOT / "build" if target == ROOT else target) / "stage" / name
     if stage.exists():
         shutil.rmtree(stage)
     (stage / "notebooks").mkdir(parents=True)
     staged_nb = stage / "notebooks" / f"{name}.ipynb"
     os.environ["WHITTLE_OUTPUT_ROOT"] = str(stage)
     os.environ["WHITTLE_PROJECT_ROOT"] = str(ROOT)
-    os.environ.setdefault("MPLBACKEND", "agg")
-    print(f"running {source.relative_to(ROOT)} (kernel {kernel}, cell limit {cell_timeout} s)")
+    # The kernel must use its inline backend (ipykernel sets it when MPLBACKEND is unset), or
+    # plt.show() displays nothing and the stored notebook has no figures.
+    os.environ.pop("MPLBACKEND", None)
+
+    nb = nbformat.read(source, as_version=4)
+    drop_injected_parameters(nb)
+    progress = Progress(len(nb.cells) + bool(parameters))
+    what = ", ".join(f"{k}={format_value(v)}" for k, v in parameters.items()) or "defaults"
+    print(f"running {source.relative_to(ROOT)} ({what}; kernel {kernel}, cell limit "
+          f"{cell_timeout} s) into {_show(stage)}", flush=True)
+    # papermill renders lists, not tuples, as literals
+    injected = {k: list(v) if isinstance(v, tuple) else v for k, v in parameters.items()}
     try:
         papermill.execute_notebook(
-            str(source), str(staged_nb), parameters=parameters or None, kernel_name=kernel,
+            nb, str(staged_nb), parameters=injected or None, kernel_name=kernel,
             cwd=str(ROOT / "notebooks"), execution_timeout=cell_timeout, progress_bar=False,
-            log_output=False, request_save_on_cell_execute=False)
+            log_output=False, request_save_on_cell_execute=True,
+            on_cell_start=progress, config=_kernel_config(),
+            # On Ctrl-C nbclient interrupts the kernel and then shuts it down; a graceful
+            # shutdown lets the interrupted kernel print a traceback about its closed sockets.
+            # The kernel holds nothing to save once the notebook is written.
+            shutdown_kernel="immediate")
+    except KeyboardInterrupt:
+        _say(f"interrupted: the reference is unchanged; the partial run is in "
+             f"{_show(staged_nb)}")
+        return INTERRUPTED
     except Exception as exc:  # papermill raises its own error types, and kernel errors
-        print(f"FAILED: {name}: {exc}", file=sys.stderr)
-        print(f"the stored notebook, figures and results are unchanged; the partial run is in "
-              f"{_show(stage)}", file=sys.stderr)
-        return 1
+        text = str(exc).strip() if isinstance(exc, PapermillExecutionError) else repr(exc)
+        _say(f"FAILED: {name}: {text}",
+             f"the reference is unchanged; the partial run is in {_show(staged_nb)}")
+        return FAILED
     results = stage / "data" / "results" / f"{name}.csv"
     if not results.exists():
-        print(f"FAILED: {name} ran but wrote no data/results/{name}.csv", file=sys.stderr)
-        return 1
+        _say(f"FAILED: {name} ran but wrote no data/results/{name}.csv")
+        return FAILED
     nb = nbformat.read(staged_nb, as_version=4)
     strip_volatile(nb)
     nbformat.write(nb, staged_nb)
@@ -126,30 +324,57 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     os.replace(results, target / "data" / "results" / f"{name}.csv")
     figures = stage / "figures" / name
     if figures.exists():
-        _replace_dir(figures, target / "figures" / name)
+        replace_dir(figures, target / "figures" / name)
     (target / "notebooks").mkdir(parents=True, exist_ok=True)
     os.replace(staged_nb, target / "notebooks" / f"{name}.ipynb")
     shutil.rmtree(stage)
-    where = "" if output_root is None else f"{target}/"
+    if target != ROOT and not any(stage.parent.iterdir()):
+        stage.parent.rmdir()
+    where = "" if target == ROOT else f"{_show(target)}/"
     print(f"ok: {where}notebooks/{name}.ipynb, {where}data/results/{name}.csv, "
-          f"{where}figures/{name}/")
+          f"{where}figures/{name}/", flush=True)
+    if target != ROOT:
+        report_changes(name, target)
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("name", help="notebook name without .ipynb, e.g. 05_robot_queue")
+def _parser(name: str | None = None, add_help: bool = True) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], add_help=add_help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=parameters_help(name) if name else
+        "give a notebook name before --help to list its parameters")
+    parser.add_argument("name", nargs="?" if not add_help else None,
+                        help="notebook name without .ipynb, e.g. 05_robot_queue")
     parser.add_argument("--kernel", default="whittle-lib")
     parser.add_argument("--cell-timeout", type=int, default=600)
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                         metavar=("NAME", "VALUE"),
-                        help="papermill parameter (VALUE read as a Python literal)")
+                        help="a parameter of the notebook (listed below), checked before "
+                             "the run; a run with values other than the defaults writes "
+                             "build/runs/<nb>/<name>=<value>,.../ and leaves the reference "
+                             "alone")
     parser.add_argument("--output-root", type=Path, default=None,
                         help="write the notebook, figures and results under this folder "
                              "instead of replacing the reference")
-    args = parser.parse_args(argv)
-    params = {k: _literal(v) for k, v in args.parameter}
-    return run(args.name, args.kernel, args.cell_timeout, params, args.output_root)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # The name comes first so that --help can list that notebook's parameters.
+    known, _ = _parser(add_help=False).parse_known_args(argv)
+    name = known.name
+    if name and not (ROOT / "notebooks" / f"{name}.ipynb").exists():
+        _say(f"no notebook notebooks/{name}.ipynb")
+        return USAGE
+    args = _parser(name).parse_args(argv)
+    try:
+        parameters = check_parameters(args.name, args.parameter)
+    except ValueError as exc:
+        _say(f"bad parameter: {exc}", "nothing was run; the reference is unchanged")
+        return USAGE
+    return run(args.name, args.kernel, args.cell_timeout, parameters, args.output_root)
 
 
 if __name__ == "__main__":

@@ -19,14 +19,18 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
 ``replication``, ``stats``, ``plotting``
     comparison with the papers' numbers, results files, the report; independent
     replications over any executor; one figure style.
+``notebook_params``
+    a notebook's parameters: specs read from its ``parameters`` cell, values checked by name
+    (``check_parameters`` is also exported here).
 
 Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<name>`` works;
 their public names are listed in each module's ``__all__``.
 """
 
-from . import (arms, caching, crawling, indices, learning, mdp, plotting, policies, queueing,
-               replication, stats)
+from . import (arms, caching, crawling, indices, learning, mdp, notebook_params, plotting,
+               policies, queueing, replication, stats)
+from .notebook_params import check_parameters
 
-__all__ = ["arms", "caching", "crawling", "indices", "learning", "mdp", "plotting", "policies",
-           "queueing", "replication", "stats"]
+__all__ = ["arms", "caching", "check_parameters", "crawling", "indices", "learning", "mdp",
+           "notebook_params", "plotting", "policies", "queueing", "replication", "stats"]
 __version__ = "0.1.0"

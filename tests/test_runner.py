@@ -1,0 +1,304 @@
+"""tools/run_notebook.py: parameters checked before a kernel starts, only the defaults write the
+reference, a parameter run gets its own folder and a status diff, progress on the console,
+Ctrl-C keeps the partial run.
+
+Every test runs the runner as a user would (a subprocess) on a tiny synthetic notebook in a
+copy of the project layout under ``tmp_path``, so the stored notebooks are never touched.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NB = "99_demo"
+KERNEL = "whittle-lib"
+
+PARAMETERS = """\
+# Parameters (papermill). One per line: name = default  # type range: meaning
+mu = 1.0             # float > 0: the rate that scales every value
+n = 2                # int >= 1: number of rows of Table 1
+law = "exp"          # str in {"exp", "det"}: law of the base utility
+sleep = 0.0          # float >= 0: seconds the last section waits (to test Ctrl-C)
+"""
+
+# The reference results of the defaults: x = mu * k for k < n, and a claim that holds for mu <= 1.
+REFERENCE = """\
+item,setting,quantity,paper,replicated,tolerance,status,note
+Table 1,k=0,x,,0.000,,new,ours
+Table 1,k=1,x,,1.000,,new,ours
+Claim,mu,small,,,,claim-holds,mu <= 1
+"""
+
+
+def _notebook() -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python (whittle_lib)",
+                                 "language": "python"}
+    code, md = nbformat.v4.new_code_cell, nbformat.v4.new_markdown_cell
+    nb.cells = [
+        md("# 99 Demo\n\nA tiny notebook for the runner's tests."),
+        code(PARAMETERS, metadata={"tags": ["parameters"]}),
+        code(f'import whittle_lib as wl\nparams = wl.check_parameters("{NB}", globals())'),
+        md("## 1. Table 1: the values"),
+        code("from whittle_lib import replication as R\n"
+             "rows = [R.Row('Table 1', f'k={k}', 'x', '', f'{params.mu * k:.3f}', "
+             "float('nan'), 'new', 'ours') for k in range(params.n)]\n"
+             "rows.append(R.Row('Claim', 'mu', 'small', '', '', float('nan'), "
+             "'claim-holds' if params.mu <= 1 else 'claim-fails', 'mu <= 1'))\n"
+             "print(len(rows), 'rows')"),
+        md("## 2. Figure 1: a line"),
+        code("import matplotlib.pyplot as plt\n"
+             "fig, ax = plt.subplots(figsize=(2, 2))\nax.plot([0, 1], [0, params.mu])\n"
+             f"wl.plotting.save_figure(fig, '{NB}', 'line')\nplt.show()"),
+        md("## 3. Summary"),
+        code("import time\ntime.sleep(params.sleep)\n"
+             f"R.write_results('{NB}', rows)\nprint('written')"),
+    ]
+    return nb
+
+
+def _project(tmp_path) -> Path:
+    """The project layout with the runner, the demo notebook and its reference outputs."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    (project / "data" / "expected").mkdir(parents=True)
+    (project / "data" / "results").mkdir(parents=True)
+    (project / "notebooks").mkdir()
+    (project / "figures" / NB).mkdir(parents=True)
+    (project / "tools" / "run_notebook.py").write_bytes(
+        (ROOT / "tools" / "run_notebook.py").read_bytes())
+    nbformat.write(_notebook(), project / "notebooks" / f"{NB}.ipynb")
+    (project / "data" / "results" / f"{NB}.csv").write_text(REFERENCE)
+    (project / "figures" / NB / "line.png").write_bytes(b"reference figure")
+    return project
+
+
+def _fingerprint(project: Path) -> dict[str, str]:
+    """A hash of every file of the reference (everything outside build/)."""
+    return {str(f.relative_to(project)): hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted(project.rglob("*"))
+            if f.is_file() and "build" not in f.relative_to(project).parts}
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.pop("WHITTLE_OUTPUT_ROOT", None)
+    env.pop("WHITTLE_PROJECT_ROOT", None)
+    return env
+
+
+def _command(project: Path, *args: str) -> list[str]:
+    return [sys.executable, str(project / "tools" / "run_notebook.py"), NB, "--kernel", KERNEL,
+            *args]
+
+
+def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(_command(project, *args), capture_output=True, text=True, env=_env(),
+                          timeout=300)
+
+
+def _outputs(nb, start: str) -> list:
+    """The outputs of the code cell whose source starts with ``start``."""
+    return next(c.outputs for c in nb.cells
+                if c.cell_type == "code" and c.source.startswith(start))
+
+
+def _tags(nb) -> list[list[str]]:
+    return [c.metadata.get("tags", []) for c in nb.cells]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("-p", "mux", "2"), "unknown parameter 'mux' for 99_demo"),
+    (("-p", "mu", "fast"), "mu must be a float > 0 written as a Python literal, got 'fast'"),
+    (("-p", "mu", "-1"), "mu must be a float > 0, got -1"),
+    (("-p", "n", "2.5"), "n must be an int >= 1, got 2.5"),
+    (("-p", "law", "normal"), 'law must be a str in {"exp", "det"}, got "normal"'),
+    (("-p", "mu", "[1,"), "mu must be a float > 0 written as a Python literal, got '[1,'"),
+])
+def test_a_bad_parameter_stops_before_any_kernel_starts(tmp_path, args, message):
+    project = _project(tmp_path)
+    before = _fingerprint(project)
+    start = time.monotonic()
+    run = _run(project, *args)
+    elapsed = time.monotonic() - start
+    assert run.returncode == 2, run.stderr
+    assert message in run.stderr
+    assert "nothing was run" in run.stderr
+    assert not (project / "build").exists()           # no staging folder: no run was started
+    # Generous bound for a loaded 2-core machine: the check imports whittle_lib (~2 s); a
+    # kernel start and the notebook alone take longer than this on the same machine.
+    assert elapsed < 20
+    assert _fingerprint(project) == before
+
+
+def test_help_lists_the_notebooks_parameters(tmp_path):
+    project = _project(tmp_path)
+    run = _run(project, "--help")
+    assert run.returncode == 0
+    lines = run.stdout.splitlines()
+    assert any(line.startswith("parameters of 99_demo") for line in lines)
+    for name, rule, meaning in [("mu", "float > 0 (default 1.0)", "the rate that scales"),
+                                ("n", "int >= 1 (default 2)", "number of rows of Table 1"),
+                                ("law", 'str in {"exp", "det"} (default "exp")', "law of the")]:
+        line = next(line for line in lines if line.split()[:1] == [name])
+        assert rule in line and meaning in line
+
+
+def test_an_unknown_notebook_is_a_usage_error(tmp_path):
+    project = _project(tmp_path)
+    run = subprocess.run([sys.executable, str(project / "tools" / "run_notebook.py"),
+                          "98_none"], capture_output=True, text=True, env=_env(), timeout=60)
+    assert run.returncode == 2
+    assert "no notebook notebooks/98_none.ipynb" in run.stderr
+
+
+@pytest.mark.slow
+def test_a_parameter_run_writes_its_own_folder_and_says_what_changed(tmp_path):
+    project = _project(tmp_path)
+    before = _fingerprint(project)
+    run = _run(project, "-p", "n", "3", "-p", "mu", "2", "-p", "law", "exp")
+    assert run.returncode == 0, run.stderr
+    assert _fingerprint(project) == before                 # the reference is byte-identical
+    # cell order, and law dropped: it equals its default
+    folder = project / "build" / "runs" / NB / "mu=2.0,n=3"
+    assert (folder / "data" / "results" / f"{NB}.csv").exists()
+    assert (folder / "figures" / NB / "line.png").exists()
+    nb = nbformat.read(folder / "notebooks" / f"{NB}.ipynb", as_version=4)
+    assert ["injected-parameters"] in _tags(nb)            # kept in the build copy only
+    assert "papermill" not in nb.metadata                  # volatile metadata stripped
+    out = run.stdout
+    assert "Claim | mu | small: claim-holds -> claim-fails" in out      # a status change
+    assert "Table 1 | k=1 | x: 1.000 -> 2.000 (new)" in out             # a value change
+    assert "Table 1 | k=2 | x: only in this run (new 4.000)" in out     # a row only here
+    assert "Table 1 | k=0 | x" not in out                               # 0.000 both times
+    assert (folder / "changes.txt").read_text().count("\n") >= 6
+    # progress: the cell number and the section heading, on the console only
+    assert "[6/10] 1. Table 1: the values" in out           # one more cell: the injected one
+    assert "[10/10] 3. Summary" in out
+    outputs = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert "[6/10]" not in outputs
+    assert "without encryption" not in run.stderr         # the kernel's transport warning
+    assert "Passed unknown parameter" not in run.stderr   # papermill's own parameter guess
+
+
+@pytest.mark.slow
+def test_only_a_run_at_the_defaults_writes_the_reference_and_drops_injected_cells(tmp_path):
+    project = _project(tmp_path)
+    path = project / "notebooks" / f"{NB}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    # what an earlier runner left behind: a stale injected-parameters cell with mu = 5
+    nb.cells.insert(2, nbformat.v4.new_code_cell("mu = 5.0", metadata={
+        "tags": ["injected-parameters"]}))
+    nbformat.write(nb, path)
+    run = _run(project, "-p", "mu", "1")                   # equal to the default
+    assert run.returncode == 0, run.stderr
+    assert not (project / "build" / "runs").exists()
+    stored = nbformat.read(path, as_version=4)
+    assert ["injected-parameters"] not in _tags(stored)
+    assert (project / "data" / "results" / f"{NB}.csv").read_text() == REFERENCE  # mu = 1
+    assert (project / "figures" / NB / "line.png").read_bytes()[:4] == b"\x89PNG"  # replaced
+    images = [o for c in stored.cells if c.cell_type == "code" for o in c.outputs
+              if "image/png" in o.get("data", {})]
+    assert len(images) == 1           # plt.show() displays inline: MPLBACKEND is not forced
+
+
+@pytest.mark.slow
+def test_a_failed_run_keeps_the_reference_and_the_partial_notebook(tmp_path):
+    project = _project(tmp_path)
+    path = project / "notebooks" / f"{NB}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(7, nbformat.v4.new_code_cell("raise RuntimeError('injected failure')"))
+    nbformat.write(nb, path)
+    before = _fingerprint(project)
+    run = _run(project)
+    assert run.returncode == 1
+    assert "injected failure" in run.stderr and "the reference is unchanged" in run.stderr
+    assert _fingerprint(project) == before
+    partial = nbformat.read(project / "build" / "stage" / NB / "notebooks" / f"{NB}.ipynb",
+                            as_version=4)
+    # papermill puts an error banner first; the cells before the failure ran
+    assert _outputs(partial, "from whittle_lib import")[0]["text"] == "3 rows\n"
+    assert _outputs(partial, "raise")[0]["ename"] == "RuntimeError"
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_reference_and_writes_the_partial_notebook(tmp_path):
+    project = _project(tmp_path)
+    before = _fingerprint(project)
+    # A terminal's Ctrl-C signals the whole foreground process group: emulate it with a group
+    # of our own.
+    proc = subprocess.Popen(_command(project, "-p", "sleep", "60"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env(),
+                            start_new_session=True)
+    try:
+        seen = []
+        for line in proc.stdout:                           # wait until the last cell runs
+            seen.append(line)
+            if "3. Summary" in line:
+                break
+        time.sleep(2)                                      # let the cell start sleeping
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    folder = project / "build" / "runs" / NB / "sleep=60.0"
+    staged = folder / "stage" / NB / "notebooks" / f"{NB}.ipynb"
+    assert err.strip() == (f"interrupted: the reference is unchanged; the partial run is in "
+                           f"{staged.relative_to(project)}")  # one line, no traceback
+    assert "Traceback" not in out + err
+    partial = nbformat.read(staged, as_version=4)
+    assert _outputs(partial, "from whittle_lib import")[0]["text"] == "3 rows\n"  # with outputs
+    assert _fingerprint(project) == before
+    assert not (folder / "data").exists()                  # nothing moved into place
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_make_clean_removes_build_output_and_no_tracked_file(tmp_path):
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "--quiet", str(ROOT), str(clone))
+    tracked = _git(clone, "ls-files", "-z").split("\0")[:-1]
+    assert "data/results/05_robot_queue.csv" in tracked and "REPLICATION.md" in tracked
+    output = [clone / "build" / "runs" / "x.csv", clone / "whittle_lib" / "__pycache__" / "a.pyc",
+              clone / "tests" / "__pycache__" / "b.pyc", clone / ".pytest_cache" / "c",
+              clone / ".hypothesis" / "d", clone / "whittle_lib.egg-info" / "PKG-INFO"]
+    kept = clone / ".venv" / "lib" / "__pycache__" / "e.pyc"  # the environment is not output
+    for path in [*output, kept]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    # the working tree's Makefile, run in the clone
+    make = subprocess.run(["make", "-f", str(ROOT / "Makefile"), "clean"], cwd=clone,
+                          capture_output=True, text=True, timeout=120)
+    assert make.returncode == 0, make.stderr
+    assert [p for p in output if p.exists()] == []
+    assert not (clone / "build").exists() and not (clone / "whittle_lib" / "__pycache__").exists()
+    assert kept.exists()
+    assert _git(clone, "status", "--porcelain") == ""                # nothing tracked changed
+    assert all((clone / f).exists() for f in tracked)
+
+
+def test_make_clean_refuses_when_a_tracked_file_would_go(tmp_path):
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "--quiet", str(ROOT), str(clone))
+    (clone / "build").mkdir()
+    (clone / "build" / "kept.txt").write_text("tracked by mistake")
+    _git(clone, "add", "-f", "build/kept.txt")
+    make = subprocess.run(["make", "-f", str(ROOT / "Makefile"), "clean"], cwd=clone,
+                          capture_output=True, text=True, timeout=120)
+    assert make.returncode != 0
+    assert "build/kept.txt" in make.stdout
+    assert (clone / "build" / "kept.txt").exists()
