@@ -6,6 +6,7 @@ Every test runs the runner as a user would (a subprocess) on a tiny synthetic no
 copy of the project layout under ``tmp_path``, so the stored notebooks are never touched.
 """
 
+import base64
 import hashlib
 import json
 import os
@@ -58,7 +59,7 @@ def _notebook() -> nbformat.NotebookNode:
         md("## 2. Figure 1: a line"),
         code("import matplotlib.pyplot as plt\n"
              "fig, ax = plt.subplots(figsize=(2, 2))\nax.plot([0, 1], [0, params.mu])\n"
-             f"wl.plotting.save_figure(fig, '{NB}', 'line')\nplt.show()"),
+             f"wl.plotting.save_figure(fig, '{NB}', 'line')"),
         md("## 3. Summary"),
         code("import time\ntime.sleep(params.sleep)\n"
              f"R.write_results('{NB}', rows)\nprint('written')"),
@@ -208,7 +209,10 @@ def test_only_a_run_at_the_defaults_writes_the_reference_and_drops_injected_cell
     assert (project / "figures" / NB / "line.png").read_bytes()[:4] == b"\x89PNG"  # replaced
     images = [o for c in stored.cells if c.cell_type == "code" for o in c.outputs
               if "image/png" in o.get("data", {})]
-    assert len(images) == 1           # plt.show() displays inline: MPLBACKEND is not forced
+    # save_figure shows the very file it saved, once
+    assert len(images) == 1
+    assert (base64.b64decode("".join(images[0]["data"]["image/png"]))
+            == (project / "figures" / NB / "line.png").read_bytes())
 
 
 @pytest.mark.slow

@@ -14,8 +14,6 @@ The exit status is 1 if any file differs or is missing.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import os
 import shutil
 import subprocess
@@ -33,26 +31,17 @@ def notebooks() -> list[str]:
     return sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
-def _rows(text: str) -> dict[tuple[str, str, str], dict[str, str]]:
-    return {(r["item"], r["setting"], r["quantity"]): r for r in csv.DictReader(io.StringIO(text))}
-
-
 def differences(stored: Path, fresh: Path) -> list[str]:
     """Human-readable differences between two results files (empty if byte-identical)."""
+    from whittle_lib.replication import read_results, result_changes
+
     if not fresh.exists():
         return [f"{fresh} was not written"]
-    a, b = stored.read_text(encoding="utf-8"), fresh.read_text(encoding="utf-8")
-    if a == b:
+    if stored.read_bytes() == fresh.read_bytes():
         return []
-    ra, rb = _rows(a), _rows(b)
-    out = [f"row only in the stored file: {k}" for k in ra if k not in rb]
-    out += [f"row only in the new file: {k}" for k in rb if k not in ra]
-    for key in ra.keys() & rb.keys():
-        for col in ("replicated", "status", "note", "paper", "tolerance"):
-            if ra[key][col] != rb[key][col]:
-                out.append(f"{' / '.join(key)}: {col} {ra[key][col][:80]!r} -> "
-                           f"{rb[key][col][:80]!r}")
-    return out or ["the files differ in order or formatting"]
+    changes = result_changes(read_results(stored), read_results(fresh),
+                             columns=("replicated", "note", "paper", "tolerance"))
+    return changes or ["the files differ in order or formatting"]
 
 
 def compare(directory: Path, names: list[str], label: str) -> int:

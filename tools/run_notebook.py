@@ -165,40 +165,17 @@ def run_folder_name(parameters: dict) -> str:
 
 # ---- comparison with the reference -----------------------------------------------------------
 
-def results_changes(reference: Path, fresh: Path) -> list[str]:
-    """The rows of ``fresh`` whose status or value differs from ``reference``, then the rows
-    found in only one of them; one line each, status changes first."""
-    from whittle_lib.replication import read_results
-
-    old = {r.key: r for r in read_results(reference)}
-    new = {r.key: r for r in read_results(fresh)}
-    status, value = [], []
-    for key in (k for k in old if k in new):        # in the order of the reference file
-        a, b = old[key], new[key]
-        where = " | ".join(key)
-        if a.status != b.status:
-            status.append(f"{where}: {a.status} -> {b.status} ({a.replicated or '-'} -> "
-                          f"{b.replicated or '-'})")
-        elif a.replicated != b.replicated:
-            value.append(f"{where}: {a.replicated} -> {b.replicated} ({b.status})")
-    only_old = [f"{' | '.join(k)}: only in the reference ({old[k].status})"
-                for k in old if k not in new]
-    only_new = [f"{' | '.join(k)}: only in this run ({new[k].status} {new[k].replicated})"
-                for k in new if k not in old]
-    return status + value + only_old + only_new
-
-
 def report_changes(name: str, target: Path, limit: int = 40) -> None:
     """Print how this run's results differ from the reference; the full list goes to
     ``<target>/changes.txt``."""
-    from whittle_lib.replication import read_results, status_counts
+    from whittle_lib.replication import read_results, result_changes, status_counts
 
     reference = ROOT / "data" / "results" / f"{name}.csv"
     fresh = target / "data" / "results" / f"{name}.csv"
     if not reference.exists():
         _say(f"no reference data/results/{name}.csv to compare with")
         return
-    lines = results_changes(reference, fresh)
+    lines = result_changes(read_results(reference), read_results(fresh))
 
     def counts(path):
         return ", ".join(f"{v} {k}" for k, v in status_counts(read_results(path)).items() if v)
@@ -281,9 +258,10 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     staged_nb = stage / "notebooks" / f"{name}.ipynb"
     os.environ["WHITTLE_OUTPUT_ROOT"] = str(stage)
     os.environ["WHITTLE_PROJECT_ROOT"] = str(ROOT)
-    # The kernel must use its inline backend (ipykernel sets it when MPLBACKEND is unset), or
-    # plt.show() displays nothing and the stored notebook has no figures.
-    os.environ.pop("MPLBACKEND", None)
+    # Figures reach the notebook through wl.plotting.save_figure, which displays the very PNG it
+    # saved; the Agg backend keeps the kernel from drawing a second, differently styled copy
+    # (the inline backend's own rcParams would change the saved bytes between runners).
+    os.environ["MPLBACKEND"] = "agg"
 
     nb = nbformat.read(source, as_version=4)
     drop_injected_parameters(nb)
