@@ -98,11 +98,15 @@ def test_bad_expected_file(tmp_path):
         R.read_results(bad)
 
 
-def test_confidence_interval_is_the_normal_interval_of_the_mean():
+def test_confidence_interval_is_the_student_t_interval_of_the_mean():
     values = [3.0, 5.0, 4.0, 8.0]
     mean, half = R.confidence_interval(values)
     assert mean == pytest.approx(5.0)
-    # sample sd (ddof=1) of the four values is sqrt(14/3)
-    assert half == pytest.approx(1.96 * math.sqrt(14 / 3) / 2)
+    # sample sd (ddof=1) of the four values is sqrt(14/3); t(0.975, 3) = 3.182446 (tables)
+    assert half == pytest.approx(3.182446 * math.sqrt(14 / 3) / 2, rel=1e-6)
+    # SciPy's interval of the mean agrees
+    from scipy import stats
+    lo, hi = stats.t.interval(0.95, 3, loc=5.0, scale=stats.sem(values))
+    assert (mean - half, mean + half) == pytest.approx((lo, hi))
     with pytest.raises(ValueError, match="at least 2"):
         R.confidence_interval([1.0])

@@ -214,7 +214,7 @@ def _ceil_log_ratio(x, slope, log_alpha):
     # log of max(arg, 1e-300): where arg <= 0 the ratio is a large finite number that callers
     # mask with `outside` (no inf or nan, no slow masked ufunc)
     eta = np.maximum(arg, 1e-300, out=np.empty(shape))
-    eta = fp.log(eta)
+    eta = np.asarray(fp.log(eta))                      # an array even for one state
     eta *= 1.0 / log_alpha
     eta -= _LATTICE_SLACK
     np.ceil(eta, out=eta)
@@ -253,7 +253,7 @@ def _whittle_index(x, u, slope, log_alpha, u_star):
     # gamma = eta ((1-alpha) x - u) + x_eta = u* (1 - alpha**eta) - eta u arg, as
     # (1 - alpha) x - u = -u arg and x_eta = u* (1 - alpha**eta)
     gamma = np.multiply(eta, log_alpha, out=np.empty(shape))
-    gamma = fp.exp(gamma)
+    gamma = np.asarray(fp.exp(gamma))
     np.subtract(1.0, gamma, out=gamma)
     gamma *= u_star
     eta *= arg
