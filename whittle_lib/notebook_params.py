@@ -327,6 +327,12 @@ class ParameterValues(Mapping):
         """Whether every value equals its default."""
         return is_default(self, self._specs)
 
+    @property
+    def changed(self) -> dict:
+        """The parameters whose value differs from the default, in the order of the cell."""
+        return {spec.name: self[spec.name] for spec in self._specs
+                if self[spec.name] != spec.default}
+
 
 def _parse_range(text: str, type_: str) -> dict:
     """Keyword arguments of :class:`ParameterSpec` for a range text ('' for none)."""
