@@ -178,7 +178,7 @@ def test_a_parameter_run_writes_its_own_folder_and_says_what_changed(tmp_path):
     assert "papermill" not in nb.metadata                  # volatile metadata stripped
     out = run.stdout
     assert "Claim | mu | small: claim-holds -> claim-fails" in out      # a status change
-    assert "Table 1 | k=1 | x: 1.000 -> 2.000 (new)" in out             # a value change
+    assert "Table 1 | k=1 | x: replicated 1.000 -> 2.000 (new)" in out  # a value change
     assert "Table 1 | k=2 | x: only in this run (new 4.000)" in out     # a row only here
     assert "Table 1 | k=0 | x" not in out                               # 0.000 both times
     assert (folder / "changes.txt").read_text().count("\n") >= 6
