@@ -50,6 +50,8 @@ def test_share_interval_is_scipys_wilson_interval(k, n):
     (0.68, 0.3049, "0.68 ± 0.30"),
     (197.04, 46.31, "197 ± 46"),
     (5.0, 0.0, "5 ± 0"),
+    (61.283, 0.997, "61.3 ± 1.0"),     # the rounding carries into a new digit
+    (0.1234, 0.0996, "0.12 ± 0.10"),
 ])
 def test_format_estimate_keeps_the_digits_the_interval_supports(mean, half, text):
     assert replication.format_estimate(mean, half) == text

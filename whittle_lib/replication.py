@@ -135,6 +135,8 @@ def format_estimate(mean: float, half_width: float, *, digits: int = 2) -> str:
     '1.86 ± 0.25'
     >>> format_estimate(12345.6, 234.5)
     '12350 ± 230'
+    >>> format_estimate(61.283, 0.997)
+    '61.3 ± 1.0'
     """
     mean, half_width = float(mean), float(half_width)
     if not (math.isfinite(mean) and math.isfinite(half_width)) or half_width < 0:
@@ -144,6 +146,8 @@ def format_estimate(mean: float, half_width: float, *, digits: int = 2) -> str:
     if half_width == 0:
         return f"{mean:g} ± 0"
     exponent = math.floor(math.log10(half_width)) - (int(digits) - 1)
+    if round(half_width / 10.0 ** exponent) >= 10 ** int(digits):
+        exponent += 1                    # rounding carried into a new digit: 0.997 -> 1.0
     if exponent >= 0:
         unit = 10 ** exponent
         return f"{round(mean / unit) * unit:d} ± {round(half_width / unit) * unit:d}"
