@@ -15,6 +15,8 @@ NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)))
 # results must come out byte for byte the same on it. Nehalem kernels and NumPy's baseline
 # loops differ from every newer CPU's, and run on any x86-64 CPU.
 PORTABLE_MACHINE ?= nehalem-sse42
+# Notebooks run side by side by nbval and the portable check (one per core).
+JOBS ?= 2
 
 .PHONY: all venv test test-lib test-notebooks test-portable machines report bench clean \
 	distclean lock html $(NOTEBOOKS)
@@ -54,7 +56,7 @@ test-lib: $(STAMP)
 test-notebooks: $(STAMP)
 	rm -rf build/nbval
 	WHITTLE_OUTPUT_ROOT=$(CURDIR)/build/nbval MPLBACKEND=agg $(BIN)/python -m pytest \
-	    -p no:cacheprovider --nbval-lax --nbval-kernel-name $(KERNEL) \
+	    -p no:cacheprovider -n $(JOBS) --dist loadfile --nbval-lax --nbval-kernel-name $(KERNEL) \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(CELL_TIMEOUT) notebooks
 	$(BIN)/python tools/check_results.py build/nbval
 
@@ -63,7 +65,7 @@ test-notebooks: $(STAMP)
 # Skipped on CPUs other than x86-64, whose kernels cannot be emulated this way.
 test-portable: $(STAMP)
 	@if [ "$$(uname -m)" = x86_64 ]; then \
-	    $(BIN)/python tools/check_results.py --machine $(PORTABLE_MACHINE); \
+	    $(BIN)/python tools/check_results.py --machine $(PORTABLE_MACHINE) --jobs $(JOBS); \
 	else echo "test-portable: skipped on $$(uname -m) (the emulated machines are x86-64)"; fi
 
 # What each emulated machine selects on this CPU.
