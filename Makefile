@@ -49,7 +49,7 @@ html: $(STAMP)
 test: test-lib test-notebooks test-portable
 
 test-lib: $(STAMP)
-	$(BIN)/python -m pytest tests whittle_lib
+	$(BIN)/python -m pytest -n $(JOBS) tests whittle_lib
 
 # nbval reruns the stored notebooks and compares the summary cells (tag nbval-check-output);
 # what the rerun writes goes to build/nbval, never over the stored figures and results.
