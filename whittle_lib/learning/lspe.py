@@ -207,11 +207,16 @@ def sherman_morrison_average(inverse, v, step):
     return (inverse - np.outer(bv, bv) / ((1.0 - step) / step + fp.dot(v, bv))) / (1.0 - step)
 
 
+def _gram(B):
+    """``B^T B`` without BLAS: element-wise products summed along one axis."""
+    Bt = np.asarray(B, dtype=float).T
+    return (Bt[:, None, :] * Bt[None, :, :]).sum(axis=-1)
+
+
 def tikhonov_system(B, delta):
     """``B^T B + delta I``, the matrix of the regularised inverse of Section V (without BLAS)."""
     B = np.asarray(B, dtype=float)
-    Bt = B.T
-    return (Bt[:, None, :] * Bt[None, :, :]).sum(axis=-1) + delta * np.eye(B.shape[0])
+    return _gram(B) + delta * np.eye(B.shape[0])
 
 
 def tikhonov_condition_bound(B, delta):
@@ -230,9 +235,7 @@ def tikhonov_condition_bound(B, delta):
     >>> float(tikhonov_condition_bound([[1.0, 0.0], [0.0, 0.0]], 1.0))
     2.0
     """
-    B = np.asarray(B, dtype=float)
-    Bt = B.T
-    BtB = (Bt[:, None, :] * Bt[None, :, :]).sum(axis=-1)
+    BtB = _gram(B)
     return (np.sqrt((BtB * BtB).sum()) + delta) / delta
 
 
