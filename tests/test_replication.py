@@ -32,6 +32,26 @@ def test_statuses():
     assert [r.quantity for r in cmp.rows] == ["C_s", "N_s", "monotone", "x"]
 
 
+@pytest.mark.parametrize("verdicts, status", [
+    ({"d=1": True, "d=3": True}, "claim-holds"),
+    ({"d=1": False, "d=3": False}, "claim-fails"),
+    ({"d=1": True, "d=3": False}, "claim-depends"),
+])
+def test_claim_by_reading_names_the_readings(verdicts, status):
+    cmp = R.Comparison("demo", expected=_expected())
+    cmp.claim_by_reading("Lemma 2", "grid", "monotone", verdicts, "swept d")
+    row = cmp.row("Lemma 2", "grid", "monotone")
+    assert row.status == status
+    assert row.note.startswith("claim swept d Verdict:")
+    for reading in verdicts:
+        assert reading in row.note
+    if status == "claim-depends":
+        assert "holds under 1 of 2 readings (d=1), fails under 1 (d=3)" in row.note
+    with pytest.raises(ValueError, match="verdicts is empty"):
+        R.Comparison("demo", expected=_expected()).claim_by_reading(
+            "Lemma 2", "grid", "monotone", {}, "nothing")
+
+
 def test_tolerance_is_half_a_unit_not_more():
     cmp = R.Comparison("demo", expected=_expected())
     with pytest.raises(ValueError, match="needs a diagnosis"):
@@ -71,7 +91,7 @@ def test_summary_and_report_are_deterministic():
     assert table == R.summary_table(cmp.rows)
     assert "1 reproduced, 1 deviates, 1 claim-holds" in table
     report = R.render_report({"demo": cmp.rows})
-    assert "| `demo` | 1 | 1 | 0 | 1 | 0 |" in report
+    assert "| `demo` | 1 | 1 | 0 | 1 | 0 | 0 |" in report
     assert "1 of 2 printed numbers reproduced" in report
 
 

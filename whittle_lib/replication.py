@@ -8,8 +8,9 @@ reported number (``DESIGN.md``, "The results record"):
 
 A row is keyed by ``(item, setting, quantity)``. A number is ``reproduced`` when
 ``|paper - replicated| <= tolerance`` and ``deviates`` otherwise; a deviation must carry a
-diagnosis. Qualitative claims are ``claim-holds`` or ``claim-fails``; numbers the paper does not
-report are ``new``.
+diagnosis. Qualitative claims are ``claim-holds`` or ``claim-fails``, or ``claim-depends`` when
+the verdict holds under some defensible readings (or values of the constants we chose) and
+fails under others; numbers the paper does not report are ``new``.
 
 Where files go: reading uses :func:`project_root` (the folder holding ``data/expected``);
 writing uses :func:`output_root`, which is the project root unless the environment variable
@@ -65,6 +66,7 @@ class Status(str, Enum):
     NEW = "new"
     CLAIM_HOLDS = "claim-holds"
     CLAIM_FAILS = "claim-fails"
+    CLAIM_DEPENDS = "claim-depends"
 
 
 @dataclass(frozen=True)
@@ -389,6 +391,57 @@ class Comparison:
         self._add(replace(exp, replicated=text, status=status.value,
                           note=f"{exp.note} {evidence}".strip()))
 
+    def claim_by_reading(self, item: str, setting: str, quantity: str,
+                         verdicts: Mapping[str, bool], evidence: str, value="") -> None:
+        """Record a claim judged under several readings or values of our free constants.
+
+        The status is ``claim-holds`` if the claim holds under every reading, ``claim-fails``
+        if it fails under every one, and ``claim-depends`` otherwise; the note lists the
+        readings under which it holds and fails (``DESIGN.md``: a verdict against a paper
+        stands only if it survives every defensible reading).
+
+        Parameters
+        ----------
+        verdicts
+            ``{reading: holds}``, in the order the note should list them; at least one.
+        evidence
+            What was computed, for the note.
+
+        Examples
+        --------
+        >>> Comparison._status_of({"d=1": True, "d=3": False}).value
+        'claim-depends'
+        """
+        verdicts = dict(verdicts)
+        if not verdicts:
+            raise ValueError(f"({item}, {setting}, {quantity}): verdicts is empty")
+        status = self._status_of(verdicts)
+        holds = [k for k, v in verdicts.items() if v]
+        fails = [k for k, v in verdicts.items() if not v]
+        split = (f"holds under {len(holds)} of {len(verdicts)} readings ({'; '.join(holds)}), "
+                 f"fails under {len(fails)} ({'; '.join(fails)}).")
+        if status is Status.CLAIM_HOLDS:
+            split = f"holds under all {len(verdicts)} readings ({'; '.join(holds)})."
+        elif status is Status.CLAIM_FAILS:
+            split = f"fails under all {len(verdicts)} readings ({'; '.join(fails)})."
+        text = f"{evidence} Verdict: {split}".strip()
+        exp = self._expected((item, setting, quantity))
+        if exp is None:
+            return self.new(item, setting, quantity, value,
+                            f"{self._NOT_IN_PAPER}; the claim {text}")
+        shown = value if isinstance(value, str) else _format(value, 5)
+        self._add(replace(exp, replicated=shown, status=status.value,
+                          note=f"{exp.note} {text}".strip()))
+
+    @staticmethod
+    def _status_of(verdicts: Mapping[str, bool]) -> Status:
+        values = [bool(v) for v in verdicts.values()]
+        if all(values):
+            return Status.CLAIM_HOLDS
+        if not any(values):
+            return Status.CLAIM_FAILS
+        return Status.CLAIM_DEPENDS
+
     def new(self, item: str, setting: str, quantity: str, value, note: str,
             decimals: int = 5) -> None:
         """Record a number of ours that the paper does not report."""
@@ -495,9 +548,9 @@ def summary_table(rows: Iterable[Row], *, width: int = 100) -> str:
     >>> rows = [Row("Table 1", "K=5", "C_s", "0.4", "0.40000", status="reproduced"),
     ...         Row("Table 1", "K=5", "N_iter", "12", "13", status="deviates")]
     >>> print(summary_table(rows))
-    item     rows  reproduced  deviates  new  claim-holds  claim-fails
-    -------  ----  ----------  --------  ---  -----------  -----------
-    Table 1     2           1         1    0            0            0
+    item     rows  reproduced  deviates  new  claim-holds  claim-fails  claim-depends
+    -------  ----  ----------  --------  ---  -----------  -----------  -------------
+    Table 1     2           1         1    0            0            0              0
     <BLANKLINE>
     deviates     Table 1 | K=5
         N_iter: paper 12, ours 13
@@ -556,7 +609,7 @@ def render_report(results: Mapping[str, list[Row]]) -> str:
     for nb, rows in results.items():
         out += [f"## `{nb}`", ""]
         for title, statuses in (("Deviations", {"deviates"}),
-                                ("Claims", {"claim-holds", "claim-fails"}),
+                                ("Claims", {"claim-holds", "claim-fails", "claim-depends"}),
                                 ("New results", {"new"})):
             sel = [r for r in rows if r.status in statuses]
             if not sel:
