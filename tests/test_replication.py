@@ -130,3 +130,11 @@ def test_confidence_interval_is_the_student_t_interval_of_the_mean():
     assert (mean - half, mean + half) == pytest.approx((lo, hi))
     with pytest.raises(ValueError, match="at least 2"):
         R.confidence_interval([1.0])
+
+
+def test_summary_table_wraps_a_long_item_name_within_the_width():
+    cmp = R.Comparison("demo", expected=[])
+    cmp.new("2019 paper Sec. V text, quoted by the 2018 paper", "M=1", "reward", 1.0, "ours")
+    table = R.summary_table(cmp.rows)
+    assert max(len(line) for line in table.splitlines()) <= 100
+    assert "2019 paper Sec. V text," in table.splitlines()[2]

@@ -567,10 +567,16 @@ def summary_table(rows: Iterable[Row], *, width: int = 100) -> str:
              *(str(sum(r.item == item and r.status == st for r in rows)) for st in statuses)]
             for item in items]
     widths = [max([len(h)] + [len(d[i]) for d in data]) for i, h in enumerate(head)]
+    # a long item name wraps within its column, so that the table stays ``width`` wide
+    widths[0] = max(len(head[0]), min(widths[0], width - sum(w + 2 for w in widths[1:])))
     def line(cells):
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    out = [line(head), "  ".join("-" * w for w in widths)] + [line(d) for d in data]
+    out = [line(head), "  ".join("-" * w for w in widths)]
+    for d in data:
+        name = textwrap.wrap(d[0], widths[0], break_on_hyphens=False) or [""]
+        out.append(line([name[0], *d[1:]]))
+        out += [line([rest] + [""] * (len(d) - 1)) for rest in name[1:]]
     listed = [r for r in rows if r.status != Status.REPRODUCED.value]
     for r in listed:
         out.append("")
