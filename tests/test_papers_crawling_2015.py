@@ -96,20 +96,30 @@ def test_skip_sweep_validates():
 # -- one run's spread --------------------------------------------------------------------------
 
 def test_one_run_spread_when_every_source_is_crawled():
-    # M = N: the reward of a period is the total new utility, of mean sum(u) (eq. 1); the mean
-    # of 4 x 400 periods is within 5 of its standard errors of it (sd of U_total ~ 15 here)
+    # M = N: the reward of a period is the total new utility U (i.i.d. over periods), of mean
+    # sum(u) (eq. 1); our mean over 4 x 400 periods is within 5 of its standard errors of it,
+    # and the batch-means sd of one run of 400 periods is that of 400 i.i.d. U within 30 %
     model = crawling.table_one()
     (sp,) = c15.one_run_spread(model, policies.CurrentValueRule(), 4,
                                laws=c15.BASE_LAW_READINGS[1:2], periods=401, replications=4,
-                               burn_in=1, run_length=400, rng=2)
+                               burn_in=1, run_length=400, batch=20, rng=2)
     total = model.u.sum()
+    U = crawling.sample_new_utility(model, 4000, rng=3).sum(axis=1)
     assert sp.low < sp.mean < sp.high and sp.run_length == 400
     assert abs(sp.mean - total) < 5 * sp.sd_one_run / 2     # mean of 4 runs: sd / sqrt(4)
+    assert abs(sp.sd_one_run / (U.std() / np.sqrt(400)) - 1) < 0.3
     assert sp.contains(sp.mean) and not sp.contains(sp.high + 1.0)
     assert sp.contains(sp.high + 1.0, tolerance=1.0)
 
 
 # -- horizons and the printed 2018 form --------------------------------------------------------
+
+def test_one_run_spread_validates():
+    model = crawling.table_one()
+    with pytest.raises(ValueError, match="batch"):
+        c15.one_run_spread(model, policies.CurrentValueRule(), 1, periods=20, replications=1,
+                           burn_in=0, batch=20, rng=0)
+
 
 def test_horizons_matching():
     r = np.array([0.0, 2.0, 4.0])             # running averages 0, 1, 2

@@ -211,16 +211,18 @@ class RunSpread:
     ----------
     label : str
     mean : float
-        Mean over replications of the average reward per period (after the burn-in).
+        Average reward per period over all replications (after the burn-in).
     sd_one_run : float
-        Standard deviation of the average over one run of ``run_length`` periods, from the
-        replications' spread scaled by ``sqrt(periods / run_length)`` (batch means: the
-        rewards decorrelate within a few periods, so averages over long runs scale as
-        ``1/sqrt(length)``).
+        Standard deviation of the average over one run of ``run_length`` periods, by batch
+        means: the standard deviation of the averages over batches of ``batch`` periods (all
+        replications pooled), scaled by ``sqrt(batch / run_length)``. The rewards decorrelate
+        within a few periods, so batch averages are nearly independent and averages over long
+        runs scale as ``1/sqrt(length)``.
     low, high : float
-        95 % prediction interval of one run: ``mean -+ t sd_one_run sqrt(1 + 1/R)``, ``t`` the
-        0.975 quantile of Student's t with ``R - 1`` degrees of freedom (the spread is
-        estimated from ``R`` replications).
+        95 % prediction interval of one run:
+        ``mean -+ t sd_one_run sqrt(1 + run_length / n)``, ``n`` the periods behind ``mean``
+        (the second term is the uncertainty of our mean) and ``t`` the 0.975 quantile of
+        Student's t with one less degree of freedom than there are batches.
     run_length : int
     """
 
@@ -238,7 +240,7 @@ class RunSpread:
 
 def one_run_spread(model: crawling.CrawlingModel, rule, M: int, *, laws=BASE_LAW_READINGS,
                    periods: int = 2000, replications: int = 10, burn_in: int = 100,
-                   run_length: int = 10_000, rng) -> tuple[RunSpread, ...]:
+                   run_length: int = 10_000, batch: int = 100, rng) -> tuple[RunSpread, ...]:
     """The spread of one run's average reward of a policy on the stochastic model, per law.
 
     Used for a reward the paper printed from one run (the 2018 paper: "averaged over 10000
@@ -256,24 +258,31 @@ def one_run_spread(model: crawling.CrawlingModel, rule, M: int, *, laws=BASE_LAW
         The runs simulated per law.
     run_length : int
         The length of the run whose spread is predicted.
+    batch : int
+        Periods per batch mean (at least 2 batches in all).
     rng : numpy.random.Generator or seed
     """
-    if int(replications) != replications or replications < 2:
-        raise ValueError(f"replications must be an integer >= 2, got {replications!r}")
+    if int(replications) != replications or replications < 1:
+        raise ValueError(f"replications must be a positive integer, got {replications!r}")
     if int(burn_in) != burn_in or not 0 <= burn_in < periods:
         raise ValueError(f"burn_in must be an integer in [0, periods), got {burn_in!r}")
     if int(run_length) != run_length or run_length < 1:
         raise ValueError(f"run_length must be a positive integer, got {run_length!r}")
+    n_batches = (int(periods) - int(burn_in)) // int(batch) if int(batch) >= 1 else 0
+    if n_batches * int(replications) < 2:
+        raise ValueError(f"batch must be a positive integer giving at least 2 batch means, got {batch!r}")
     laws = tuple(laws)
     children = np.random.default_rng(rng).spawn(len(laws))
+    t = float(stats.t.ppf(0.975, n_batches * replications - 1))
     out = []
     for law, g in zip(laws, children):
         run = policies.simulate(model, rule, M, periods, stochastic=True,
                                 replications=replications, rng=g, **law.kwargs)
-        per_rep = run.rewards[burn_in:].mean(axis=0)
-        sd = float(per_rep.std(ddof=1) * np.sqrt((periods - burn_in) / run_length))
-        half = stats.t.ppf(0.975, replications - 1) * sd * np.sqrt(1.0 + 1.0 / replications)
-        mean = float(per_rep.mean())
+        kept = run.rewards[burn_in:burn_in + n_batches * batch]
+        means = kept.reshape(n_batches, batch, replications).mean(axis=1)
+        sd = float(means.std(ddof=1) * np.sqrt(batch / run_length))
+        mean = float(kept.mean())
+        half = t * sd * np.sqrt(1.0 + run_length / kept.size)
         out.append(RunSpread(law.label, mean, sd, mean - half, mean + half, int(run_length)))
     return tuple(out)
 
