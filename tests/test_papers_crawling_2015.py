@@ -141,11 +141,3 @@ def test_index_2018_exceeds_the_index_by_u_alpha_zeta_on_visited_states():
     zeta = crawling._eta_printed(x, u, alpha)
     np.testing.assert_allclose(c15.index_2018_with(zeta, x, u, alpha), crawling.index_2018(x, u, alpha),
                                rtol=1e-12)
-
-
-def test_printed_numbers():
-    # Sec. VII text of the 2015 paper; 2019 Sec. V; 2018 Table II row "Deterministic"
-    assert c15.PRINTED["crawl source 1 only, M=1"] == 179.79
-    assert c15.PRINTED["Whittle index, M=1"] == 254.66
-    assert c15.PRINTED["2019 quote, Whittle index, M=1"] == 283.0
-    assert c15.PRINTED["2018 Table II, Deterministic, M=1"] == 259.61

@@ -32,7 +32,6 @@ from .. import crawling, policies
 from ..replication import share_interval
 
 __all__ = [
-    "PRINTED",
     "BaseLawReading",
     "BASE_LAW_READINGS",
     "SkipReading",
@@ -42,15 +41,6 @@ __all__ = [
     "horizons_matching",
     "index_2018_with",
 ]
-
-#: Numbers the paper prints for Table I (Sec. VII text), and the two later papers' quotes.
-PRINTED = {
-    "crawl source 1 only, M=1": 179.79,
-    "Whittle index, M=1": 254.66,
-    "2019 quote, Whittle index, M=1": 283.0,
-    "2018 Table II, Deterministic, M=1": 259.61,
-}
-
 
 @dataclass(frozen=True)
 class BaseLawReading:
