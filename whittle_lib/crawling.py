@@ -61,6 +61,7 @@ __all__ = [
     "deterministic_step",
     "stochastic_step",
     "sample_new_utility",
+    "BASE_LAWS",
 ]
 
 #: On a visited state ``x_k`` the ratio ``log_alpha((u - (1-alpha) x)/u)`` is the integer ``k``
@@ -593,12 +594,33 @@ def deterministic_step(x, crawl, u, alpha):
     return np.where(crawl, u, alpha * x + u)
 
 
-def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = "exponential"):
+#: Laws of the base utility ``xi`` that :func:`sample_new_utility` draws, each with mean
+#: ``xi_mean``, and the default of its shape parameter (``None``: the law has none).
+BASE_LAWS = {"exponential": None, "deterministic": None, "lognormal": 1.0, "lomax": 3.0}
+
+
+def _check_base_law(base_law, base_shape):
+    if base_law not in BASE_LAWS:
+        raise ValueError(f"base_law must be one of {tuple(BASE_LAWS)}, got {base_law!r}")
+    if BASE_LAWS[base_law] is None:
+        if base_shape is not None:
+            raise ValueError(f"base_shape must be None for base_law={base_law!r}, got {base_shape!r}")
+        return None
+    shape = BASE_LAWS[base_law] if base_shape is None else base_shape
+    low = 1.0 if base_law == "lomax" else 0.0          # lomax: a finite mean needs a > 1
+    if not (isinstance(shape, (int, float)) and math.isfinite(shape) and shape > low):
+        raise ValueError(f"base_shape of the {base_law} law must be a number > {low:g}, got {shape!r}")
+    return float(shape)
+
+
+def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = "exponential",
+                       base_shape: float | None = None):
     """The utility ``U_i(k)`` that arrives during one period (the sum under eq. 17).
 
     Contents arrive as a Poisson process of rate ``Lambda_i``; given their number, their
     arrival times are i.i.d. uniform on the period; each has base utility ``xi`` and is worth
-    ``xi exp(-mu_i (T - tau))`` at the end of the period. ``E[U_i] = u_i`` (eq. 1).
+    ``xi exp(-mu_i (T - tau))`` at the end of the period. ``E[U_i] = u_i`` (eq. 1) under every
+    law below, since each has mean ``xi_mean_i``.
 
     Parameters
     ----------
@@ -606,13 +628,22 @@ def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = 
     size : int, optional
         Number of periods; the result has shape ``(size, N)`` (``(N,)`` if omitted).
     rng : numpy.random.Generator or seed
-    base_law : {"exponential", "deterministic"}
+    base_law : {"exponential", "deterministic", "lognormal", "lomax"}
         Law of the base utility ``xi`` with mean ``xi_mean``. The 2015 paper gives only the
-        mean; the 2018 paper says exponential, which we take as default. ``"deterministic"``
-        keeps only the randomness of arrivals.
+        mean (Section II: "a nonnegative random variable ... with a finite mean"); the 2018
+        paper says exponential, which we take as default. ``"deterministic"`` keeps only the
+        randomness of arrivals. The two heavier-tailed laws: ``"lognormal"``,
+        ``xi = xi_mean exp(s Z - s**2 / 2)`` with ``Z`` standard normal (coefficient of
+        variation ``sqrt(exp(s**2) - 1)``, 1.31 at ``s = 1``); ``"lomax"`` (Pareto type II),
+        ``xi = xi_mean (a - 1) (exp(E / a) - 1)`` with ``E`` standard exponential, i.e.
+        ``P(xi > y) = (1 + y / (xi_mean (a - 1)))**-a`` (coefficient of variation
+        ``sqrt(a / (a - 2))`` for ``a > 2``, 1.73 at ``a = 3``; infinite variance for
+        ``a <= 2``).
+    base_shape : float, optional
+        ``s`` of the lognormal law (default 1) or the tail index ``a > 1`` of the lomax law
+        (default 3); must be omitted for the other laws.
     """
-    if base_law not in ("exponential", "deterministic"):
-        raise ValueError(f"base_law must be 'exponential' or 'deterministic', got {base_law!r}")
+    shape_param = _check_base_law(base_law, base_shape)
     rng = np.random.default_rng(rng)
     shape = (model.n_sources,) if size is None else (int(size), model.n_sources)
     counts = rng.poisson(model.arrival_rate * model.period, size=shape)
@@ -622,6 +653,10 @@ def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = 
     value = fp.exp(-model.mu[source] * age) * model.xi_mean[source]
     if base_law == "exponential":
         value *= rng.standard_exponential(total)
+    elif base_law == "lognormal":
+        value *= fp.exp(shape_param * rng.standard_normal(total) - 0.5 * shape_param ** 2)
+    elif base_law == "lomax":
+        value *= (shape_param - 1.0) * (fp.exp(rng.standard_exponential(total) / shape_param) - 1.0)
     cell = np.repeat(np.arange(counts.size), counts.ravel())
     return np.bincount(cell, weights=value, minlength=counts.size).reshape(shape)
 

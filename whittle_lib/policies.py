@@ -195,8 +195,8 @@ class SimulationResult:
 
 def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
              stochastic: bool = False, replications: int | None = None,
-             base_law: str = "exponential", ties: str = "lowest", record: bool = False,
-             rng=None) -> SimulationResult:
+             base_law: str = "exponential", base_shape: float | None = None,
+             ties: str = "lowest", record: bool = False, rng=None) -> SimulationResult:
     """Run a priority policy on the crawling model for ``n_periods`` periods.
 
     Each period ``t``: compute the priorities from ``(x(t), age(t), t)``, crawl the top ``M``
@@ -219,7 +219,7 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
     replications : int, optional
         Run ``R`` independent copies at once (arrays gain an axis of length ``R`` before the
         sources). For the stochastic model.
-    base_law, ties, rng
+    base_law, base_shape, ties, rng
         See :func:`crawling.sample_new_utility` and :func:`top_m`.
     record : bool
         Keep the states and decisions (memory ``O(n_periods N)``).
@@ -250,7 +250,7 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
             states[t], crawled[t] = x.copy(), crawl
         # eqs. (2)-(3) or (17), in place: x <- alpha x + U, then x <- U where crawled
         new = (crawling.sample_new_utility(model, None if replications is None else shape[0],
-                                           rng=rng, base_law=base_law)
+                                           rng=rng, base_law=base_law, base_shape=base_shape)
                if stochastic else u_full)
         x *= alpha
         x += new
