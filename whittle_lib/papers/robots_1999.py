@@ -179,6 +179,17 @@ def strong_components(model: _mdp.FiniteMDP) -> list[np.ndarray]:
     accessible from ``x`` under some stationary policy iff the graph has a path ``x -> y``.
     The MDP is communicating (Appendix A of [TLNC99]_; [P94]_, Sec. 8.3.1) iff there is one
     component. Components are returned largest first.
+
+    Examples
+    --------
+    Lemma 4 on ``K = 2``, ``N = 1``: besides one class, the two states ``(q, N, 2)``, ``q >= 1``,
+    which no transition enters.
+
+    >>> from whittle_lib import queueing
+    >>> model, space = queueing.robots_mdp(0.1, 1.0, 1.4, 2, 1)
+    >>> [(int(space.q[c[0]]), int(space.r[c[0]]), int(space.s[c[0]]))
+    ...  for c in strong_components(model)[1:]]
+    [(1, 1, 2), (2, 1, 2)]
     """
     n = model.n_states
     union = sparse.csr_array((n, n))
@@ -294,6 +305,13 @@ def eq16_exact(mu_over_lambda: Fraction, gamma_over_mu: Fraction) -> int:
     costs are ``C(rho_-, gamma, inf) = gamma (1 - rho_-)`` and
     ``C(rho_+, gamma, inf) = mu (rho_+ - 1)``. At a tie (``gamma = mu`` and half-integer ``m``,
     for instance) the printed rule takes the ceiling; floating point may not.
+
+    Examples
+    --------
+    A tie: ``gamma = mu`` and ``mu / lam = 3.5``; the printed ``<=`` takes 4 robots.
+
+    >>> eq16_exact(Fraction(7, 2), Fraction(1))
+    4
     """
     m, g = Fraction(mu_over_lambda), Fraction(gamma_over_mu)
     if m <= 0 or g <= 0:
@@ -311,6 +329,14 @@ def static_cost_exact(n: int, mu_over_lambda: Fraction, gamma_over_mu: Fraction,
     """Eq. (4) divided by ``mu``, exactly, for ``n`` robots: ``C(n lam / mu, gamma, K) / mu``.
 
     ``(gamma/mu P(X = 0) + rho P(X = K))`` with ``P(X = i) = rho^i / sum_j rho^j`` (eq. (3)).
+
+    Examples
+    --------
+    Table 1, row 1 (``lam = 0.01``, ``mu = 1``, ``K = 5``, ``gamma = 0.4``): ``N_s = 73``,
+    ``C_s = 0.17541``.
+
+    >>> round(float(static_cost_exact(73, Fraction(100), Fraction(2, 5), 5)), 5)
+    0.17541
     """
     rho = Fraction(n) / Fraction(mu_over_lambda)
     powers = [rho ** i for i in range(K + 1)]
