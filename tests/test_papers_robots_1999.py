@@ -102,3 +102,20 @@ def test_loss_probability_cost_differs():
     b = Q.robots_cost(rho, 0.4, 5, 1.0)
     assert a[1] == pytest.approx(b[1], rel=1e-12)
     assert abs(a[0] - b[0]) > 1e-3 and abs(a[2] - b[2]) > 1e-3
+
+
+@pytest.mark.parametrize("case_id,lam,gamma,K,N,paper_cost,paper_iter,extra", [
+    # the Fig. 7 caption counts updates; Table 1 counts one more (the last T gives theta)
+    ("robots.fig7", 0.1, 1.4, 5, 16, 0.25924, 255, 0),
+    ("robots.table1.row19", 0.1, 0.4, 5, 7, 0.15239, 167, 1),
+    ("robots.table1.row25", 0.1, 0.4, 15, 9, 0.05326, 312, 1),
+])
+def test_paper_reference_state_reproduces_printed_rvi(case_id, lam, gamma, K, N, paper_cost,
+                                                      paper_iter, extra):
+    # Values printed in the paper: from x_hat = (1, 1, 1) with h_0 = 0, RVI as printed stops
+    # with an estimate that prints the paper's cost (row 25: exact optimum 0.053246 does not).
+    model, space = Q.robots_mdp(lam, 1.0, gamma, K, N)
+    sweep = P.rvi_reference_sweep(model, [space.state(1, 1, 1), space.state(0, 1, 2)])
+    assert round(sweep.estimate["pointwise"][0], 5) == paper_cost, case_id
+    assert sweep.iterations["pointwise"][0] + extra == paper_iter, case_id
+    assert sweep.iterations["pointwise"][1] + extra != paper_iter, case_id   # our default x_hat
