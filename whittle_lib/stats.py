@@ -10,11 +10,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
-from typing import Callable, Sequence
+from functools import partial
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["spawn_seeds", "replicate"]
+__all__ = ["spawn_seeds", "replicate", "sweep"]
 
 
 def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:
@@ -58,16 +59,66 @@ def replicate(func: Callable, seeds: Sequence, *, executor: Executor | None = No
         the same list for every executor and worker count.
     """
     seeds = list(seeds)
+    return _run([func] * len(seeds), seeds, executor, max_workers)
+
+
+def sweep(func: Callable, grid: Sequence[Mapping], seed, *, replications: int = 1,
+          executor: Executor | None = None, max_workers: int | None = None) -> list[list]:
+    """Run ``func(**setting, rng=...)`` ``replications`` times for every setting of ``grid``.
+
+    Every task gets its own stream, spawned from ``seed`` in the order (setting, replication),
+    so the results do not depend on the executor, the number of workers or the order in which
+    tasks finish. (Changing ``grid`` or ``replications`` changes which stream a task gets.)
+
+    Parameters
+    ----------
+    func : callable
+        Takes the setting's keywords and a keyword-only ``rng``; picklable for a process pool
+        or a cluster (a module-level function or a ``functools.partial`` of one).
+    grid : sequence of mappings
+        The settings, for example ``[{"M": 1}, {"M": 2}]``.
+    seed : int or SeedSequence
+    replications : int
+        Runs per setting, at least 1.
+    executor, max_workers
+        As in :func:`replicate`: any ``concurrent.futures.Executor``, such as
+        ``dask.distributed.Client(...).get_executor()``; by default the local cores.
+
+    Returns
+    -------
+    list of lists
+        ``out[i][r]`` is replication ``r`` of setting ``grid[i]``.
+
+    Examples
+    --------
+    >>> from functools import partial
+    >>> def draw(scale, *, rng):
+    ...     return round(float(rng.normal(scale=scale)), 6)
+    >>> out = sweep(draw, [{"scale": 1.0}, {"scale": 0.0}], 7, replications=2, max_workers=1)
+    >>> out[1]
+    [0.0, 0.0]
+    """
+    grid = [dict(setting) for setting in grid]
+    if isinstance(replications, bool) or int(replications) != replications or replications < 1:
+        raise ValueError(f"replications must be a positive integer, got {replications!r}")
+    seeds = spawn_seeds(seed, len(grid) * replications)
+    funcs = [partial(func, **setting) for setting in grid for _ in range(replications)]
+    flat = _run(funcs, seeds, executor, max_workers)
+    return [flat[i * replications:(i + 1) * replications] for i in range(len(grid))]
+
+
+def _run(funcs: list, seeds: list, executor, max_workers) -> list:
+    """``[f(rng=default_rng(s)) for f, s in zip(funcs, seeds)]`` on the executor, in order."""
     if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) != max_workers
                                     or max_workers < 1):
         raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
     if executor is not None:
-        return list(executor.map(_call, [func] * len(seeds), seeds))
+        return list(executor.map(_call, funcs, seeds))
     workers = min(len(seeds), max_workers or os.cpu_count() or 1)
     if workers <= 1:
-        return [_call(func, s) for s in seeds]
+        return [_call(f, s) for f, s in zip(funcs, seeds)]
     # forkserver: a clean child, not a fork of a Jupyter kernel's threads
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_call, [func] * len(seeds), seeds))
+        return list(pool.map(_call, funcs, seeds))
