@@ -3,9 +3,13 @@
 The package is organised as one module per concern (see ``DESIGN.md`` of the collection):
 
 ``arms``, ``indices``
-    finite restless arms and their Whittle indices.
+    finite restless arms (and converters to the peers' layouts), their Whittle and Gittins
+    indices.
 ``mdp``
-    finite MDPs on sparse matrices: value, relative value and policy iteration.
+    finite MDPs on sparse matrices: value, relative value and policy iteration, backward
+    induction, stationary distributions.
+``rmab``
+    N arms with a budget: top-M, index rules, a simulator, Whittle's relaxation bound.
 ``crawling``, ``policies``
     the ephemeral-content crawling model, its closed-form Whittle index (Avrachenkov &
     Borkar), priority policies with a budget and a vectorised simulator.
@@ -19,6 +23,8 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
 ``replication``, ``stats``, ``plotting``
     comparison with the papers' numbers, results files, the report; independent
     replications over any executor; one figure style.
+``papers``
+    per paper: what it printed, and the sweeps that judge its claims.
 ``notebook_params``
     a notebook's parameters: specs read from its ``parameters`` cell, values checked by name
     (``check_parameters`` is also exported here).
@@ -33,7 +39,7 @@ import importlib
 from .notebook_params import check_parameters
 
 _SUBMODULES = ("arms", "caching", "crawling", "indices", "learning", "mdp", "notebook_params",
-               "papers", "plotting", "policies", "queueing", "replication", "stats")
+               "papers", "plotting", "policies", "queueing", "replication", "rmab", "stats")
 
 __all__ = ["check_parameters", *_SUBMODULES]
 __version__ = "0.1.0"
