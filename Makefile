@@ -7,6 +7,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 KERNEL := whittle-lib
+# What the venv holds besides the library (NumPy, SciPy): see pyproject.toml.
+EXTRAS := notebooks,test,dask
 # Per-cell time limit (seconds) for papermill: a runaway cell fails the run instead of hanging.
 CELL_TIMEOUT ?= 600
 
@@ -29,7 +31,7 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or later is needed, found " + sys.version.split()[0])'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[$(EXTRAS)]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name 'Python (whittle_lib)' >/dev/null
 	touch $(STAMP)
 
@@ -79,7 +81,7 @@ bench: $(STAMP)
 lock:
 	rm -rf build/lockenv
 	$(PYTHON) -m venv build/lockenv
-	build/lockenv/bin/python -m pip install --quiet '.[test]'
+	build/lockenv/bin/python -m pip install --quiet '.[$(EXTRAS)]'
 	{ sed -n '1,3p' requirements/constraints.txt; build/lockenv/bin/python -m pip freeze --exclude-editable | grep -v -i '^whittle'; } > build/constraints.txt
 	mv build/constraints.txt requirements/constraints.txt
 

@@ -89,3 +89,17 @@ def test_results_cover_every_expected_row(nb):
             assert r.note.strip()
     with open(ROOT / "data" / "results" / f"{nb.stem}.csv", newline="") as f:
         assert tuple(csv.DictReader(f).fieldnames) == replication.COLUMNS
+
+
+def test_import_loads_no_matplotlib_and_submodules_load_on_use():
+    """``import whittle_lib`` is light (NumPy only); ``wl.<module>`` imports on first use."""
+    import subprocess
+    import sys
+
+    code = ("import sys, whittle_lib as wl; heavy = {'matplotlib', 'scipy'} & set(sys.modules); "
+            "assert not heavy, heavy; wl.mdp.FiniteMDP; assert 'scipy' in sys.modules; "
+            "assert 'matplotlib' not in sys.modules; wl.plotting; "
+            "assert 'matplotlib' in sys.modules; print(sorted(wl.__all__)[:2])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['arms', 'caching']"

@@ -155,3 +155,70 @@ def test_disallowed_rows_may_be_anything():
 def test_solver_arguments_validated(call, match):
     with pytest.raises(ValueError, match=match):
         call(random_mdp(4, 2, 0))
+
+
+# --- finite horizon, every stationary distribution, argument checks (issue 14) --------------
+
+
+def _random_mdp(n, A, seed):
+    rng = np.random.default_rng(seed)
+    return mdp.FiniteMDP(transitions=list(rng.dirichlet(np.ones(n), size=(A, n))),
+                         rewards=rng.normal(size=(A, n)))
+
+
+def test_backward_induction_against_enumerating_every_policy():
+    import itertools
+
+    m = _random_mdp(3, 2, 4)
+    T, beta = 3, 0.9
+    sol = mdp.backward_induction(m, horizon=T, discount=beta, terminal=[1.0, 0.0, -1.0])
+    P = [p.toarray() for p in m.transitions]
+    best = np.full(3, -np.inf)
+    # every Markov policy: an action per (time, state), 2^(3*3) = 512 of them
+    for flat in itertools.product((0, 1), repeat=T * 3):
+        acts = np.array(flat).reshape(T, 3)
+        v = np.array([1.0, 0.0, -1.0])
+        for t in range(T - 1, -1, -1):
+            v = np.array([m.rewards[acts[t, x], x] + beta * P[acts[t, x]][x] @ v
+                          for x in range(3)])
+        best = np.maximum(best, v)
+    np.testing.assert_allclose(sol.values[0], best, atol=1e-12)  # same sums, other order
+
+
+def test_backward_induction_tends_to_the_discounted_value():
+    m = _random_mdp(5, 3, 1)
+    long = mdp.backward_induction(m, horizon=400, discount=0.9)
+    # 0.9^400 * max|r| / (1 - 0.9) < 1e-16: the horizon's truncation is below rounding
+    np.testing.assert_allclose(long.values[0], mdp.policy_iteration(m, discount=0.9).value,
+                               atol=1e-9)
+
+
+def test_every_stationary_distribution_of_a_multichain_chain():
+    P = np.array([[0.5, 0.5, 0.0, 0.0, 0.0],
+                  [0.2, 0.8, 0.0, 0.0, 0.0],
+                  [0.1, 0.0, 0.4, 0.5, 0.0],   # transient
+                  [0.0, 0.0, 0.0, 0.0, 1.0],
+                  [0.0, 0.0, 0.0, 1.0, 0.0]])
+    pis = mdp.stationary_distributions(P)
+    assert pis.shape == (2, 5)
+    np.testing.assert_allclose(pis @ P, pis, atol=1e-15)
+    np.testing.assert_allclose(pis.sum(axis=1), 1.0)
+    # by hand: {0, 1} has pi = (2/7, 5/7) (balance 0.5 pi_0 = 0.2 pi_1); {3, 4} alternates
+    np.testing.assert_allclose(pis[np.argsort(pis[:, 0])],
+                               [[0, 0, 0, 0.5, 0.5], [2 / 7, 5 / 7, 0, 0, 0]], atol=1e-15)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: mdp.value_iteration(m, discount=0.9, max_iter=0), "max_iter must be an integer >= 1"),
+    (lambda m: mdp.value_iteration(m, discount=0.9, epsilon=-1), "epsilon must be"),
+    (lambda m: mdp.value_iteration(m, discount=0.9, v0=[0.0]), r"v0 must be a finite array"),
+    (lambda m: mdp.policy_iteration(m, max_iter=0.5), "max_iter must be an integer"),
+    (lambda m: mdp.policy_iteration(m, reference_state=7), "reference_state must be a state"),
+    (lambda m: mdp.relative_value_iteration(m, max_iter=-3), "max_iter must be an integer"),
+    (lambda m: mdp.relative_value_iteration(m, tol=0.0), "tol must be"),
+    (lambda m: mdp.backward_induction(m, horizon=0), "horizon must be an integer >= 1"),
+    (lambda m: mdp.backward_induction(m, horizon=2, discount=1.5), "discount must lie"),
+])
+def test_bad_arguments_raise_value_errors_that_name_them(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(_random_mdp(3, 2, 0))

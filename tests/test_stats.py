@@ -60,3 +60,31 @@ def test_format_estimate_keeps_the_digits_the_interval_supports(mean, half, text
 def test_format_estimate_rejects_a_negative_half_width():
     with pytest.raises(ValueError, match="half-width"):
         replication.format_estimate(1.0, -0.1)
+
+
+def test_sweep_on_a_dask_cluster_equals_the_serial_sweep():
+    """A sweep of crawling simulations on a dask.distributed LocalCluster (two worker
+    processes) gives the serial results bit for bit: each task owns its spawned stream."""
+    distributed = pytest.importorskip("dask.distributed")
+    from whittle_lib import crawling, policies
+
+    model = crawling.table_one()  # the four sources of the 2015 paper
+    run = partial(policies.simulate, model, policies.WhittleRule(model), n_periods=50,
+                  stochastic=True)
+    grid = [{"M": 1}, {"M": 2}]
+    serial = stats.sweep(run, grid, 2015, replications=2, max_workers=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        clustered = stats.sweep(run, grid, 2015, replications=2,
+                                executor=client.get_executor())
+    for row_s, row_c in zip(serial, clustered):
+        for a, b in zip(row_s, row_c):
+            np.testing.assert_array_equal(a.rewards, b.rewards)
+    assert not np.array_equal(serial[0][0].rewards, serial[0][1].rewards)
+    assert serial[0][0].rewards.shape != () and len(serial) == 2
+
+
+def test_sweep_validates_replications():
+    with pytest.raises(ValueError, match="replications must be"):
+        stats.sweep(_draw, [{"n": 1}], 1, replications=0)

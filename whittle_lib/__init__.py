@@ -3,9 +3,13 @@
 The package is organised as one module per concern (see ``DESIGN.md`` of the collection):
 
 ``arms``, ``indices``
-    finite restless arms and their Whittle indices.
+    finite restless arms (and converters to the peers' layouts), their Whittle and Gittins
+    indices.
 ``mdp``
-    finite MDPs on sparse matrices: value, relative value and policy iteration.
+    finite MDPs on sparse matrices: value, relative value and policy iteration, backward
+    induction, stationary distributions.
+``rmab``
+    N arms with a budget: top-M, index rules, a simulator, Whittle's relaxation bound.
 ``crawling``, ``policies``
     the ephemeral-content crawling model, its closed-form Whittle index (Avrachenkov &
     Borkar), priority policies with a budget and a vectorised simulator.
@@ -19,18 +23,34 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
 ``replication``, ``stats``, ``plotting``
     comparison with the papers' numbers, results files, the report; independent
     replications over any executor; one figure style.
+``papers``
+    per paper: what it printed, and the sweeps that judge its claims.
 ``notebook_params``
     a notebook's parameters: specs read from its ``parameters`` cell, values checked by name
     (``check_parameters`` is also exported here).
 
-Submodules are imported here so that ``import whittle_lib as wl; wl.queueing.<name>`` works;
-their public names are listed in each module's ``__all__``.
+Submodules load on first use (``wl.queueing.<name>`` works without an import), so
+``import whittle_lib`` itself loads only the parameter checker: no SciPy solver, no
+matplotlib. Their public names are listed in each module's ``__all__``.
 """
 
-from . import (arms, caching, crawling, indices, learning, mdp, notebook_params, plotting,
-               policies, queueing, replication, stats)
+import importlib
+
 from .notebook_params import check_parameters
 
-__all__ = ["arms", "caching", "check_parameters", "crawling", "indices", "learning", "mdp",
-           "notebook_params", "plotting", "policies", "queueing", "replication", "stats"]
+_SUBMODULES = ("arms", "caching", "crawling", "indices", "learning", "mdp", "notebook_params",
+               "papers", "plotting", "policies", "queueing", "replication", "rmab", "stats")
+
+__all__ = ["check_parameters", *_SUBMODULES]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # PEP 562: ``wl.plotting`` imports matplotlib only when a notebook asks for it.
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_SUBMODULES])

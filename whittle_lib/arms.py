@@ -6,6 +6,17 @@ moves the state with the row-stochastic matrix ``Pa`` and pays the reward vector
 relaxation is *not* part of the arm: the index functions of :mod:`whittle_lib.indices` add it
 to the passive reward (Whittle 1988).
 
+The peer libraries lay the same arm out differently; the converters below go both ways
+(action ``0`` is passive, ``1`` active in all three):
+
+============================  ==========================  ===============================
+library                       transitions                 rewards
+============================  ==========================  ===============================
+markovianbandit-pkg           ``T[s, a, s']``, (n, 2, n)  ``R[s, a]``, (n, 2)
+pymdptoolbox                  ``P[a, s, s']``, (2, n, n)  ``R[s, a]`` or ``R[a, s, s']``
+QuantEcon ``DiscreteDP``      ``Q[s, a, s']``, (n, 2, n)  ``R[s, a]``, (n, 2)
+============================  ==========================  ===============================
+
 References
 ----------
 .. [W88] P. Whittle, "Restless bandits: activity allocation in a changing world",
@@ -18,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RestlessArm", "ROW_SUM_TOL"]
+__all__ = ["RestlessArm", "ROW_SUM_TOL", "from_markovianbandit", "to_markovianbandit",
+           "from_mdptoolbox", "to_mdptoolbox", "from_quantecon", "to_quantecon"]
 
 #: Absolute tolerance on each row sum of ``P0`` and ``P1``: rows built in floating point
 #: (normalised random rows, products of stochastic matrices) sum to one within a few hundred
@@ -146,3 +158,88 @@ class RestlessArm:
         P1 = _as_matrix("P1", P1, None)
         n = P1.shape[0]
         return cls(P0=np.eye(n), P1=P1, R0=np.zeros(n), R1=R1)
+
+
+def _two_actions(name: str, array: np.ndarray, axis: int) -> None:
+    if array.ndim < 2 or array.shape[axis] != 2:
+        raise ValueError(f"{name} must have 2 actions (passive 0, active 1) on axis {axis}, "
+                         f"got shape {array.shape}")
+
+
+def from_markovianbandit(transitions, rewards) -> RestlessArm:
+    """The arm of markovianbandit-pkg's layout (``RestlessBandit(transitions, rewards)``).
+
+    Parameters
+    ----------
+    transitions : array_like, shape (n, 2, n)
+        ``transitions[s, a, s']``.
+    rewards : array_like, shape (n, 2)
+        ``rewards[s, a]``.
+
+    Examples
+    --------
+    >>> arm = from_markovianbandit([[[1, 0], [0, 1]], [[0, 1], [1, 0]]], [[0, 1], [0, 2]])
+    >>> arm.P1.tolist(), arm.R1.tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [1.0, 2.0])
+    """
+    T = np.asarray(transitions, dtype=float)
+    R = np.asarray(rewards, dtype=float)
+    _two_actions("transitions", T, 1)
+    _two_actions("rewards", R, 1)
+    return RestlessArm(P0=T[:, 0, :], P1=T[:, 1, :], R0=R[:, 0], R1=R[:, 1])
+
+
+def to_markovianbandit(arm: RestlessArm) -> tuple[np.ndarray, np.ndarray]:
+    """``(transitions[s, a, s'], rewards[s, a])`` for markovianbandit-pkg's ``RestlessBandit``."""
+    return np.stack([arm.P0, arm.P1], axis=1), np.stack([arm.R0, arm.R1], axis=1)
+
+
+def from_mdptoolbox(P, R) -> RestlessArm:
+    """The arm of pymdptoolbox's layout (``mdptoolbox.mdp.*(P, R, discount)``).
+
+    Parameters
+    ----------
+    P : array_like, shape (2, n, n)
+        ``P[a, s, s']``.
+    R : array_like, shape (n, 2) or (2, n, n)
+        ``R[s, a]``, or ``R[a, s, s']`` (a reward on each transition); the latter becomes the
+        expected reward ``sum_s' P[a, s, s'] R[a, s, s']``, as pymdptoolbox computes it.
+    """
+    P = np.asarray(P, dtype=float)
+    R = np.asarray(R, dtype=float)
+    _two_actions("P", P, 0)
+    if R.ndim == 3:
+        if R.shape != P.shape:
+            raise ValueError(f"R[a, s, s'] must have P's shape {P.shape}, got {R.shape}")
+        R = np.einsum("ast,ast->sa", P, R)
+    _two_actions("R", R, 1)
+    return RestlessArm(P0=P[0], P1=P[1], R0=R[:, 0], R1=R[:, 1])
+
+
+def to_mdptoolbox(arm: RestlessArm) -> tuple[np.ndarray, np.ndarray]:
+    """``(P[a, s, s'], R[s, a])`` for pymdptoolbox (reward maximisation, as there)."""
+    return np.stack([arm.P0, arm.P1]), np.stack([arm.R0, arm.R1], axis=1)
+
+
+def from_quantecon(R, Q) -> RestlessArm:
+    """The arm of QuantEcon's ``DiscreteDP(R, Q, beta)`` in its product formulation.
+
+    Parameters
+    ----------
+    R : array_like, shape (n, 2)
+        ``R[s, a]``; ``-inf`` marks an infeasible action, which an arm cannot have.
+    Q : array_like, shape (n, 2, n)
+        ``Q[s, a, s']``.
+    """
+    R = np.asarray(R, dtype=float)
+    Q = np.asarray(Q, dtype=float)
+    _two_actions("Q", Q, 1)
+    _two_actions("R", R, 1)
+    if not np.isfinite(R).all():
+        raise ValueError("R must be finite: both actions of an arm are feasible in every state")
+    return RestlessArm(P0=Q[:, 0, :], P1=Q[:, 1, :], R0=R[:, 0], R1=R[:, 1])
+
+
+def to_quantecon(arm: RestlessArm) -> tuple[np.ndarray, np.ndarray]:
+    """``(R[s, a], Q[s, a, s'])``, the arguments of QuantEcon's ``DiscreteDP(R, Q, beta)``."""
+    return np.stack([arm.R0, arm.R1], axis=1), np.stack([arm.P0, arm.P1], axis=1)

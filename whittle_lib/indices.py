@@ -47,6 +47,7 @@ __all__ = [
     "whittle_indices",
     "is_indexable",
     "whittle_indices_bisection",
+    "gittins_indices",
 ]
 
 # --- numerical tolerances of the exact algorithm -------------------------------------------
@@ -560,3 +561,50 @@ def whittle_indices_bisection(arm: RestlessArm, *, discount: float,
                 hi = mid
         out[x] = 0.5 * (lo + hi)
     return out
+
+
+def gittins_indices(P, R, *, discount: float) -> np.ndarray:
+    r"""Gittins indices of a rested (classical) bandit arm.
+
+    The Gittins index of state ``x`` is the largest reward rate a stopping time can earn,
+
+    .. math:: G(x) = \sup_{\tau \ge 1} \frac{E_x \sum_{t<\tau} \beta^t R(X_t)}
+                                              {E_x \sum_{t<\tau} \beta^t},
+
+    and it is the Whittle index of the *rested* arm that freezes and pays nothing when passive
+    (``P0 = I``, ``R0 = 0``; Whittle 1980, [W88]_): with subsidy ``lam`` for passivity,
+    resting forever in ``x`` pays ``lam / (1 - beta)``, and ``x`` is on the boundary exactly
+    when ``lam`` equals the best reward rate. Such an arm is always indexable, so the indices
+    come from :func:`whittle_indices`' exact algorithm.
+
+    Parameters
+    ----------
+    P : array_like, shape (n, n)
+        Transition matrix of the arm when it is played.
+    R : array_like, shape (n,)
+        Reward when it is played.
+    discount : float
+        ``beta`` in (0, 1).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+
+    References
+    ----------
+    .. [W88] P. Whittle, "Restless bandits: activity allocation in a changing world",
+       *J. Appl. Probab.* 25A, 287-298, 1988.
+
+    Examples
+    --------
+    State 0 pays 1 forever: index 1. State 1 pays 0 once and then moves to state 0: the best
+    stopping time plays on, at rate ``(beta / (1 - beta)) (1 - beta) = beta``.
+
+    >>> gittins_indices([[1.0, 0.0], [1.0, 0.0]], [1.0, 0.0], discount=0.5).round(12).tolist()
+    [1.0, 0.5]
+    """
+    discount = _check_discount(discount)
+    if discount == 1.0:
+        raise ValueError("discount must lie in (0, 1) for Gittins indices, got 1.0")
+    arm = RestlessArm.rested(P, R)
+    return whittle_indices(arm, discount=discount).indices

@@ -46,6 +46,9 @@ __all__ = [
     "policy_transition_matrix",
     "recurrent_classes",
     "stationary_distribution",
+    "stationary_distributions",
+    "FiniteHorizonSolution",
+    "backward_induction",
 ]
 
 #: Tolerance on row sums of transition matrices: a few ulps of accumulated rounding.
@@ -233,6 +236,34 @@ def _check_discount(discount: float) -> float:
     return float(discount)
 
 
+def _check_count(name: str, value, minimum: int = 1) -> int:
+    """An iteration count or horizon: an integer of at least ``minimum`` (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_positive(name: str, value) -> float:
+    if not (isinstance(value, (int, float, np.floating, np.integer))
+            and not isinstance(value, bool) and np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _check_state(name: str, value, n: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
+        raise ValueError(f"{name} must be a state in 0..{n - 1}, got {value!r}")
+    return int(value)
+
+
+def _check_start(name: str, value, n: int) -> np.ndarray:
+    array = np.array(value, dtype=float)
+    if array.shape != (n,) or not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be a finite array of shape ({n},), got "
+                         f"shape {array.shape}")
+    return array
+
+
 def policy_transition_matrix(mdp: FiniteMDP, policy) -> sparse.csr_array:
     """The transition matrix ``P_pi`` of a stationary deterministic policy (sparse, CSR)."""
     policy = _check_policy(mdp, policy)
@@ -279,7 +310,9 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
     DiscountedSolution
     """
     discount = _check_discount(discount)
-    v = np.zeros(mdp.n_states) if v0 is None else np.array(v0, dtype=float)
+    epsilon = _check_positive("epsilon", epsilon)
+    max_iter = _check_count("max_iter", max_iter)
+    v = np.zeros(mdp.n_states) if v0 is None else _check_start("v0", v0, mdp.n_states)
     threshold = epsilon * (1 - discount) / (2 * discount)
     residual = np.inf
     for k in range(1, max_iter + 1):
@@ -398,8 +431,53 @@ def _evaluate_chain(P: sparse.csr_array, r: np.ndarray) -> PolicyEvaluation:
     return PolicyEvaluation(gain, bias, classes)
 
 
+def stationary_distributions(P) -> np.ndarray:
+    """Every extreme stationary distribution of a Markov chain, one per recurrent class.
+
+    Parameters
+    ----------
+    P : sparse or dense array, shape (n, n)
+        A stochastic matrix (any number of recurrent classes, transient states allowed).
+
+    Returns
+    -------
+    ndarray, shape (c, n)
+        Row ``k`` is the stationary distribution concentrated on the ``k``-th recurrent class of
+        :func:`recurrent_classes`; every stationary distribution of ``P`` is a convex
+        combination of the rows ([P94]_, Sec. A.4).
+
+    Examples
+    --------
+    >>> stationary_distributions([[1.0, 0.0, 0.0], [0.5, 0.0, 0.5], [0.0, 0.0, 1.0]])
+    array([[1., 0., 0.],
+           [0., 0., 1.]])
+    """
+    P = sparse.csr_array(P, dtype=float)
+    if P.ndim != 2 or P.shape[0] != P.shape[1]:
+        raise ValueError(f"P must be a square matrix, got shape {P.shape}")
+    classes = recurrent_classes(P)
+    out = np.zeros((len(classes), P.shape[0]))
+    for k, c in enumerate(classes):
+        out[k, c] = _class_weights(sparse.csr_array(P[c][:, c]))
+        out[k] /= out[k].sum()
+    return out
+
+
+def _class_weights(P_cc: sparse.csr_array) -> np.ndarray:
+    """The stationary weights of an irreducible chain, before the final normalisation."""
+    m = P_cc.shape[0]
+    # pi (I - P) = 0 with sum(pi) = 1: replace one (redundant) balance equation by the norm.
+    A = sparse.lil_array((sparse.identity(m, format="csr") - P_cc).T)
+    A[0, :] = np.ones((1, m))
+    b = np.zeros(m)
+    b[0] = 1.0
+    return np.clip(np.atleast_1d(sparse_linalg.spsolve(sparse.csc_array(A), b)), 0.0, None)
+
+
 def stationary_distribution(P) -> np.ndarray:
     """The stationary distribution of a unichain Markov chain.
+
+    For a chain with several recurrent classes use :func:`stationary_distributions`.
 
     Parameters
     ----------
@@ -422,17 +500,77 @@ def stationary_distribution(P) -> np.ndarray:
     if len(classes) != 1:
         raise ValueError(f"P must be unichain, got {len(classes)} recurrent classes")
     c = classes[0]
-    P_cc = sparse.csr_array(P[c][:, c])
-    m = c.size
-    # pi (I - P) = 0 with sum(pi) = 1: replace one (redundant) balance equation by the norm.
-    A = sparse.lil_array((sparse.identity(m, format="csr") - P_cc).T)
-    A[0, :] = np.ones((1, m))
-    b = np.zeros(m)
-    b[0] = 1.0
-    pi_c = np.atleast_1d(sparse_linalg.spsolve(sparse.csc_array(A), b))
     pi = np.zeros(P.shape[0])
-    pi[c] = np.clip(pi_c, 0.0, None)
+    pi[c] = _class_weights(sparse.csr_array(P[c][:, c]))
     return pi / pi.sum()
+
+
+# --------------------------------------------------------------------------------------------
+# Finite horizon
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FiniteHorizonSolution:
+    """Result of backward induction.
+
+    Attributes
+    ----------
+    values : ndarray, shape (T + 1, n)
+        ``values[t, x]``: the optimal expected reward from state ``x`` with ``T - t`` steps to
+        go (``values[T]`` is the terminal reward).
+    policy : ndarray of int, shape (T, n)
+        ``policy[t, x]``: an optimal action at time ``t`` (the first of the maximisers).
+    """
+
+    values: np.ndarray
+    policy: np.ndarray
+
+
+def backward_induction(mdp: FiniteMDP, *, horizon: int, discount: float = 1.0,
+                       terminal=None) -> FiniteHorizonSolution:
+    """Optimal values and a Markov policy over a finite horizon ([P94]_, Sec. 4.5).
+
+    .. math:: v_T = g, \\qquad
+              v_t(x) = \\max_a \\{ r(x, a) + \\beta \\sum_y p_{xy}(a) v_{t+1}(y) \\}
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+    horizon : int
+        Number of decisions ``T >= 1``.
+    discount : float
+        ``beta`` in (0, 1]; 1 for the total reward.
+    terminal : array_like, shape (n,), optional
+        Terminal reward ``g``, zero by default.
+
+    Returns
+    -------
+    FiniteHorizonSolution
+
+    Examples
+    --------
+    Two states; action 1 in state 0 pays 1 and moves to state 1, which is absorbing and pays
+    nothing; action 0 pays 0.5 and stays: wait twice, then move.
+
+    >>> m = FiniteMDP(transitions=[np.eye(2), [[0.0, 1.0], [0.0, 1.0]]],
+    ...               rewards=[[0.5, 0.0], [1.0, 0.0]])
+    >>> backward_induction(m, horizon=3).values[0].tolist()
+    [2.0, 0.0]
+    """
+    horizon = _check_count("horizon", horizon)
+    if not 0.0 < discount <= 1.0:
+        raise ValueError(f"discount must lie in (0, 1], got {discount}")
+    n = mdp.n_states
+    values = np.zeros((horizon + 1, n))
+    if terminal is not None:
+        values[horizon] = _check_start("terminal", terminal, n)
+    policy = np.zeros((horizon, n), dtype=int)
+    for t in range(horizon - 1, -1, -1):
+        q = mdp.q_values(values[t + 1], discount)
+        policy[t] = np.argmax(q, axis=0)
+        values[t] = q[policy[t], np.arange(n)]
+    return FiniteHorizonSolution(values, policy)
 
 
 # --------------------------------------------------------------------------------------------
@@ -506,14 +644,12 @@ def relative_value_iteration(
     """
     if not 0.0 < tau <= 1.0:
         raise ValueError(f"tau must lie in (0, 1], got {tau}")
-    if not 0 <= reference_state < mdp.n_states:
-        raise ValueError(f"reference_state must lie in 0..{mdp.n_states - 1}, "
-                         f"got {reference_state}")
+    reference_state = _check_state("reference_state", reference_state, mdp.n_states)
     if stopping not in ("relative", "span"):
         raise ValueError(f"stopping must be 'relative' or 'span', got {stopping!r}")
-    if tol <= 0:
-        raise ValueError(f"tol must be positive, got {tol}")
-    h = np.zeros(mdp.n_states) if h0 is None else np.array(h0, dtype=float)
+    tol = _check_positive("tol", tol)
+    max_iter = _check_count("max_iter", max_iter)
+    h = np.zeros(mdp.n_states) if h0 is None else _check_start("h0", h0, mdp.n_states)
     h[reference_state] = 0.0
     others = np.ones(mdp.n_states, dtype=bool)
     others[reference_state] = False
@@ -624,13 +760,12 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
     -------
     DiscountedSolution or AverageSolution
     """
+    max_iter = _check_count("max_iter", max_iter)
     if policy0 is None:
         policy = np.argmax(mdp.allowed, axis=0)
     else:
         policy = _check_policy(mdp, policy0).copy()
     if discount == 1.0:
-        if not 0 <= reference_state < mdp.n_states:
-            raise ValueError(f"reference_state must lie in 0..{mdp.n_states - 1}, "
-                             f"got {reference_state}")
+        reference_state = _check_state("reference_state", reference_state, mdp.n_states)
         return _policy_iteration_average(mdp, policy, max_iter, reference_state)
     return _policy_iteration_discounted(mdp, _check_discount(discount), policy, max_iter)

@@ -33,6 +33,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from . import stats as _stats
+
 __all__ = [
     "confidence_interval",
     "format_estimate",
@@ -98,28 +100,9 @@ class Row:
 
 
 def confidence_interval(values, *, level: float = 0.95) -> tuple[float, float]:
-    """Mean of independent replications and the half-width of its Student-t interval.
-
-    ``(mean, t s / sqrt(R))`` with ``s`` the sample standard deviation (``ddof=1``) of the
-    ``R`` values and ``t`` the ``(1 + level)/2`` quantile of Student's t with ``R - 1``
-    degrees of freedom: the one interval the notebooks report for stochastic results (with
-    ``R = 8`` the normal 1.96 would be 17 % too narrow). :func:`format_estimate` writes it.
-
-    Examples
-    --------
-    >>> mean, half = confidence_interval([1.0, 2.0, 3.0])
-    >>> mean, round(half, 6)             # t(0.975, 2) = 4.302653 times 1 / sqrt(3)
-    (2.0, 2.484138)
-    """
-    from scipy import stats
-
-    values = np.asarray(values, dtype=float).ravel()
-    if values.size < 2:
-        raise ValueError(f"a confidence interval needs at least 2 values, got {values.size}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    t = stats.t.ppf(0.5 + level / 2, values.size - 1)
-    return float(values.mean()), float(t * values.std(ddof=1) / np.sqrt(values.size))
+    """``(mean, half-width)`` of :func:`whittle_lib.stats.mean_interval` (Student t)."""
+    ci = _stats.mean_interval(values, level=level)
+    return ci.estimate, ci.half_width
 
 
 def format_estimate(mean: float, half_width: float, *, digits: int = 2) -> str:
@@ -157,25 +140,9 @@ def format_estimate(mean: float, half_width: float, *, digits: int = 2) -> str:
 
 
 def share_interval(successes: int, trials: int, *, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval (95 % by default) for a share ``successes / trials``.
-
-    Used to judge a claim about one run of a paper by the share of our single runs that
-    satisfy it: the verdict is robust to resampling when the interval lies on one side of 1/2.
-
-    Examples
-    --------
-    >>> lo, hi = share_interval(1, 8)
-    >>> round(lo, 3), round(hi, 3)
-    (0.022, 0.471)
-    """
-    if int(trials) != trials or trials < 1:
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if int(successes) != successes or not 0 <= successes <= trials:
-        raise ValueError(f"successes must be an integer in [0, trials], got {successes!r}")
-    n, p = float(trials), successes / trials
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    """``(low, high)`` of :func:`whittle_lib.stats.share_interval` (Wilson)."""
+    ci = _stats.share_interval(successes, trials, z=z)
+    return ci.low, ci.high
 
 
 def project_root(start: str | os.PathLike | None = None) -> Path:

@@ -1,0 +1,136 @@
+"""The core for N arms: top-M, the sampler, the simulator and the relaxation bound.
+
+References: the previous top-M implementations (the crawling policies' partition-based one and
+the caching policies' sort-based one), the exact long-run average of the joint Markov chain of
+small systems, and the relaxation as a linear program over occupation measures (SciPy HiGHS).
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from whittle_lib import arms, indices, mdp, policies, rmab
+
+
+def _random_arm(n, seed):
+    rng = np.random.default_rng(seed)
+    P0, P1 = rng.dirichlet(np.ones(n), size=(2, n))
+    R0, R1 = rng.normal(size=(2, n))
+    return arms.RestlessArm(P0, P1, R0, R1)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_top_m_selects_what_the_crawling_policies_selected(seed):
+    rng = np.random.default_rng(seed)
+    p = rng.integers(0, 4, size=(6, 7)).astype(float)   # many ties
+    for M in range(8):
+        np.testing.assert_array_equal(rmab.top_m(p, M), policies.top_m(p, M))
+        np.testing.assert_array_equal(rmab.top_m(p, M, ties="random", rng=3),
+                                      policies.top_m(p, M, ties="random", rng=3))
+
+
+def test_top_m_with_a_threshold_is_the_caching_selection():
+    rng = np.random.default_rng(0)
+    p = rng.integers(-2, 3, size=(50, 5)).astype(float)
+    for M in range(6):
+        # caching: the M largest positive priorities, ties to the lower content number
+        order = np.argsort(-p, axis=-1, kind="stable")
+        rank = np.argsort(order, axis=-1, kind="stable")
+        np.testing.assert_array_equal(rmab.top_m(p, M, threshold=0.0), (rank < M) & (p > 0))
+
+
+def test_top_m_names_bad_arguments():
+    with pytest.raises(ValueError, match="M must be an integer"):
+        rmab.top_m([1.0, 2.0], 3)
+    with pytest.raises(ValueError, match="ties must be"):
+        rmab.top_m([1.0, 2.0], 1, ties="first")
+    with pytest.raises(ValueError, match="priority contains nan"):
+        rmab.top_m([np.nan, 2.0], 1)
+
+
+def _joint_average(arm_list, priorities, M):
+    """Exact long-run average reward of the index policy: the joint chain's stationary law."""
+    sizes = [a.n_states for a in arm_list]
+    states = list(itertools.product(*[range(k) for k in sizes]))
+    pos = {s: i for i, s in enumerate(states)}
+    P = np.zeros((len(states), len(states)))
+    r = np.zeros(len(states))
+    for s in states:
+        act = rmab.top_m([priorities[i][x] for i, x in enumerate(s)], M)
+        rows = [(a.P1 if act[i] else a.P0)[s[i]] for i, a in enumerate(arm_list)]
+        r[pos[s]] = sum((a.R1 if act[i] else a.R0)[s[i]] for i, a in enumerate(arm_list))
+        for t in states:
+            P[pos[s], pos[t]] = np.prod([rows[i][t[i]] for i in range(len(arm_list))])
+    return float(mdp.stationary_distribution(P) @ r)
+
+
+def test_simulated_index_policy_matches_the_exact_long_run_average():
+    arm_list = [_random_arm(3, s) for s in range(3)] + [_random_arm(2, 7)]   # mixed sizes
+    idx = [indices.whittle_indices(a, discount=1.0).indices for a in arm_list]
+    exact = _joint_average(arm_list, idx, 2)
+    sim = rmab.simulate(rmab.FiniteArms(arm_list), rmab.IndexRule(idx), 2, 20_000,
+                        replications=4, rng=11)
+    mean = sim.average_reward.mean()
+    se = sim.average_reward.std(ddof=1) / 2
+    # 4 replications of 20 000 periods: the mean is within 5 standard errors (and the
+    # standard error below 0.01) unless the simulator is wrong
+    assert abs(mean - exact) < 5 * se + 1e-3 and se < 0.01
+
+
+def test_simulation_is_reproducible_and_records_the_budget():
+    arm_list = [_random_arm(4, s) for s in range(5)]
+    rule = rmab.IndexRule([indices.whittle_indices(a, discount=1.0).indices for a in arm_list])
+    a = rmab.simulate(rmab.FiniteArms(arm_list), rule, 2, 100, replications=3, record=True,
+                      rng=5)
+    b = rmab.simulate(rmab.FiniteArms(arm_list), rule, 2, 100, replications=3, rng=5)
+    np.testing.assert_array_equal(a.rewards, b.rewards)
+    assert (a.active.sum(-1) == 2).all()
+
+
+def _relaxation_lp(arm_list, M):
+    """max sum_i sum_{x,a} y_i(x,a) r_i(x,a) over occupation measures y_i with
+    sum_i sum_x y_i(x,1) = M (the relaxation as a linear program)."""
+    c, A_eq, b_eq, blocks = [], [], [], []
+    total = sum(2 * a.n_states for a in arm_list)
+    offset = 0
+    budget = np.zeros(total)
+    for a in arm_list:
+        n = a.n_states
+        c += list(-a.R0) + list(-a.R1)
+        for y in range(n):       # balance: sum_a y(y, a) = sum_{x,a} y(x,a) P_a[x, y]
+            row = np.zeros(total)
+            row[offset + y] += 1
+            row[offset + n + y] += 1
+            row[offset:offset + n] -= a.P0[:, y]
+            row[offset + n:offset + 2 * n] -= a.P1[:, y]
+            A_eq.append(row)
+            b_eq.append(0.0)
+        row = np.zeros(total)
+        row[offset:offset + 2 * n] = 1
+        A_eq.append(row)
+        b_eq.append(1.0)
+        budget[offset + n:offset + 2 * n] = 1
+        offset += 2 * n
+    A_eq.append(budget)
+    b_eq.append(M)
+    res = optimize.linprog(c, A_eq=np.array(A_eq), b_eq=b_eq, bounds=(0, None),
+                           method="highs")
+    return -res.fun
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_relaxation_bound_equals_the_linear_program(seed):
+    arm_list = [_random_arm(3, 10 * seed + i) for i in range(4)]
+    for M in range(5):
+        # HiGHS solves to 1e-9 relative; the dual's kinks are exact
+        assert rmab.relaxation_bound(arm_list, M).bound == pytest.approx(
+            _relaxation_lp(arm_list, M), abs=1e-7)
+
+
+def test_index_policy_earns_at_most_the_relaxation_bound():
+    arm_list = [_random_arm(3, s) for s in range(4)]
+    idx = [indices.whittle_indices(a, discount=1.0).indices for a in arm_list]
+    exact = _joint_average(arm_list, idx, 2)
+    assert exact <= rmab.relaxation_bound(arm_list, 2).bound + 1e-12
