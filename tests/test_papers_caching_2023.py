@@ -76,6 +76,16 @@ def test_sweep_tables_are_the_engine_indices_and_claims_read_them():
     assert len(P.fig3_verdicts(sw)["W(r,0) increases"]) == 2   # 2 fetch costs x 1 pair of beta
 
 
+def test_sweep_margin_is_the_distance_of_the_closest_verdict_from_its_threshold():
+    sw = P.index_sweep({"base": (0.2, 0.2, 0.3, 0.1)}, np.arange(5.0), cost_scales=[2.0],
+                       fetch_costs=[1.0, 3.0], discounts=[0.9])
+    s = sw.shift(0, 0, 0, 1, 0, 0)
+    ch0, ch1 = s.largest_change
+    ref = min(np.abs(s.change[0]).min(), abs(ch1 - 0.5 * ch0),
+              abs(ch1 - 0.1 * np.abs(s.before[1]).max()))
+    assert P.sweep_margin(sw) == pytest.approx(ref, rel=1e-12)   # the same arithmetic
+
+
 def test_varies_little_refuses_an_unknown_criterion():
     s = P.IndexShift(np.zeros((2, 2)), np.ones((2, 2)), True)
     with pytest.raises(ValueError, match="criterion"):

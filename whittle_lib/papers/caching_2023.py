@@ -40,6 +40,7 @@ __all__ = [
     "index_sweep",
     "fig2_verdicts",
     "fig3_verdicts",
+    "sweep_margin",
     "STEADY_CRITERIA",
     "varies_little",
     "TIE_RTOL",
@@ -358,6 +359,27 @@ def fig3_verdicts(sweep: IndexSweep) -> dict:
             out["W(r,0) increases"][pt] = s.indexable and bool(np.all(s.change[0] > 0))
             for c in STEADY_CRITERIA:
                 out[c][pt] = s.indexable and varies_little(s, c)
+    return out
+
+
+def sweep_margin(sweep: IndexSweep) -> float:
+    """The smallest distance, over every point of :func:`fig2_verdicts` and
+    :func:`fig3_verdicts`, between a quantity a verdict compares and its threshold: the
+    changes of ``W(r, 0)`` from 0, and the largest change of ``W(., 1)`` from each bound of
+    :data:`STEADY_CRITERIA`.
+
+    A margin far above the engine's accuracy (:data:`TIE_RTOL` times the index scale) means
+    no verdict of the sweep can turn on rounding, on any machine.
+    """
+    out = np.inf
+    n = sweep.indexable.shape
+    for i, j in np.ndindex(n[0], n[1]):
+        shifts = [sweep.shift(i, j, a, b, m, m) for m in range(n[3]) for a, b in _pairs(n[2])]
+        shifts += [sweep.shift(i, j, k, k, la, lb) for k in range(n[2]) for la, lb in _pairs(n[3])]
+        for s in shifts:
+            ch0, ch1 = s.largest_change
+            out = min(out, float(np.abs(s.change[0]).min()), abs(ch1 - 0.5 * ch0),
+                      abs(ch1 - 0.1 * float(np.abs(s.before[1]).max())))
     return out
 
 
