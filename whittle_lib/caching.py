@@ -622,7 +622,8 @@ class MissingCostRepair:
         Whether missing costs satisfying Assumptions 2 and 3 exist with only the first
         ``n_changed`` levels changed.
     content : CachingContent or None
-        The modified content (``None`` when infeasible).
+        The modified content (``None`` when infeasible, or when a modified cost is negative,
+        which only ``nonnegative=False`` allows and :class:`CachingContent` does not hold).
     original, modified : numpy.ndarray
         The first ``n_changed`` missing costs before and after (``modified`` is ``nan`` when
         infeasible).
@@ -650,15 +651,18 @@ def _concavity_rows(levels):
     return S @ D1, D1
 
 
-def repair_missing_costs(content: CachingContent, *, n_changed: int = 2) -> MissingCostRepair:
+def repair_missing_costs(content: CachingContent, *, n_changed: int = 2,
+                         nonnegative: bool = True) -> MissingCostRepair:
     r"""Sec. 4, Lemma 4 and Table 1: change only :math:`C(r_1), \dots, C(r_m)` (``m = n_changed``,
     the paper uses two) so that Assumptions 2 and 3 hold, as little as possible.
 
     A linear programme: minimise :math:`\sum_{i \le m} |C'(r_i) - C(r_i)|` subject to
-    :math:`C' \ge 0`, non-decreasing and concave (Assumption 2), and :math:`P_0 C'`,
-    :math:`P_1 C'` concave (Assumption 3 as read in :class:`AssumptionReport`), with
-    :math:`C'(r_i) = C(r_i)` for :math:`i > m`. Lemma 4's case analysis (which cases admit a
-    modification) is replaced by the LP's feasibility; the closed forms of Table 1 were lost.
+    :math:`C'` non-decreasing and concave (Assumption 2), :math:`P_0 C'`, :math:`P_1 C'`
+    concave (Assumption 3 as read in :class:`AssumptionReport`), :math:`C'(r_i) = C(r_i)` for
+    :math:`i > m`, and, if ``nonnegative``, :math:`C' \ge 0`. Lemma 4's three properties do
+    not include non-negativity; with :math:`C(r_1) = 0` it forbids lowering :math:`C(r_1)`.
+    Lemma 4's case analysis (which cases admit a modification) is replaced by the LP's
+    feasibility; the closed forms of Table 1 were lost.
 
     Returns
     -------
@@ -680,14 +684,18 @@ def repair_missing_costs(content: CachingContent, *, n_changed: int = 2) -> Miss
     A_ub += [np.hstack([eye, -eye]), np.hstack([-eye, -eye])]
     b_ub += [C[free], -C[free]]
     res = optimize.linprog(c, A_ub=np.vstack(A_ub), b_ub=np.concatenate(b_ub),
-                           bounds=[(0, None)] * (2 * m), method="highs")
+                           bounds=[(0 if nonnegative else None, None)] * m + [(0, None)] * m,
+                           method="highs")
     original = C[free].copy()
     if res.status != 0:
         return MissingCostRepair(False, None, original, np.full(m, np.nan), math.nan)
     new = C.copy()
-    new[free] = res.x[:m]
+    new[free] = res.x[:m] + 0.0  # + 0.0: no -0.0
+    change = float(np.abs(new[free] - original).sum())
+    if new.min() < 0:  # only without ``nonnegative``: the costs leave the model
+        return MissingCostRepair(True, None, original, new[free].copy(), change)
     return MissingCostRepair(True, content.with_missing_cost(new), original, new[free].copy(),
-                             float(np.abs(new[free] - original).sum()))
+                             change)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,497 @@
+r"""Pavamana & Singh (2023): the readings of its claims and the sweeps that judge them.
+
+The model is :mod:`whittle_lib.caching`. Here sit what the paper's text needs beyond the model
+to be judged fairly (``DESIGN.md``: a verdict against a paper stands only if it survives every
+defensible reading and every value of the constants we chose):
+
+* :func:`lemma2_condition`, :func:`boost_sums`, :func:`random_lemma2_content`: the condition
+  the step (12) of the proof of Lemma 2 needs, and instances that satisfy it (Theorem 3.1).
+* :func:`index_shift`, :func:`varies_little`, :data:`STEADY_CRITERIA`: how the Whittle indices
+  move between the two settings of Fig. 2 (two fetch costs) or Fig. 3 (two discounts), and the
+  criteria for "does not vary much" (ours: the paper states none).
+* :func:`snap_ties`: indices equal within the engine's accuracy made equal, so that the tie
+  rule of the index policy (Sec. 3.4: cache only a *positive* index) sees exact ties.
+
+References
+----------
+.. [PS23] K. J. Pavamana, C. Singh, "Caching Contents with Varying Popularity using Restless
+   Bandits", VALUETOOLS 2023, arXiv:2304.12227.
+.. [P94] M. L. Puterman, *Markov Decision Processes*, Wiley, 1994.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arms import RestlessArm
+from ..caching import CachingContent
+from ..indices import whittle_indices
+
+__all__ = [
+    "lemma2_condition",
+    "boost_sums",
+    "random_lemma2_content",
+    "IndexShift",
+    "index_shift",
+    "IndexSweep",
+    "index_sweep",
+    "fig2_verdicts",
+    "fig3_verdicts",
+    "sweep_margin",
+    "STEADY_CRITERIA",
+    "varies_little",
+    "TIE_RTOL",
+    "snap_ties",
+    "arm_with_missing_cost",
+    "grouped_verdicts",
+]
+
+#: Tolerance of the linear inequalities of :func:`lemma2_condition` (probabilities times
+#: level differences of order one, exact to ~1e-15).
+_CONDITION_TOL = 1e-12
+
+#: Relative accuracy of the engine's indices: it counts two subsidies closer than
+#: ``1e-9 * (s + |lam|)`` as equal (``whittle_lib.indices._SUBSIDY_TOL``).
+TIE_RTOL = 1e-9
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 3.1: what the step (12) of the proof of Lemma 2 needs
+# --------------------------------------------------------------------------------------------
+
+
+def lemma2_condition(content: CachingContent) -> bool:
+    r"""Whether :math:`(P_1 - P_0) V` is non-increasing in ``r`` for every concave non-decreasing
+    ``V`` (the step (12) of the proof of Lemma 2, [PS23]_ App. B).
+
+    The proof shows by induction that the caching advantage
+    :math:`Q(r, c, 0) - Q(r, c, 1) = (P_0 C)(r) - (1-c) d - \lambda
+    + \beta\,[P_0 (V_0 - V_1)](r) - \beta\,[(P_1 - P_0) V_1](r)` is non-decreasing in ``r``
+    (costs minimised). The first three terms are, by Assumption 2, the induction hypothesis
+    and stochastic monotonicity ([P94]_ Lemma 4.7.2); the last needs
+    :math:`(P_1 - P_0) V_1` non-*increasing*, with :math:`V_1` concave and non-decreasing
+    (Lemma 1). Assumption 1 (dominance) gives only its sign.
+
+    Checked on the generators of the cone of concave non-decreasing functions on the levels,
+    :math:`\min(r, r_j)`, ``j = 2..K`` (constants give 0): the condition is linear in ``V``.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> lv = np.arange(4.0)
+    >>> c = CachingContent.birth_death(lv, np.sqrt(lv), up0=0.2, down0=0.2, up1=0.3,
+    ...                                down1=0.2, fetch_cost=1.0)
+    >>> lemma2_condition(c)   # constant up-boost only: s = (0.1, 0.1, 0.1, 0)
+    True
+    >>> lemma2_condition(c.__class__.birth_death(lv, np.sqrt(lv), up0=0.2, down0=0.2,
+    ...                  up1=0.3, down1=0.1, fetch_cost=1.0))  # a down-boost: s_0 < s_1
+    False
+    """
+    r = content.levels
+    gens = np.minimum.outer(r, r[1:])  # column j-1: min(r, r_j)
+    f = (content.P1 - content.P0) @ gens
+    return bool(np.all(np.diff(f, axis=0) <= _CONDITION_TOL))
+
+
+def boost_sums(content: CachingContent) -> np.ndarray:
+    r"""The caching boost :math:`s_k = (p^1_k - p^0_k) + (q^0_k - q^1_k)` of a birth-death
+    content at each level (``p`` up, ``q`` down; ``q_1 = 0`` at the bottom, ``p_K = 0`` at the
+    top, Fig. 1).
+
+    For :math:`V` concave non-decreasing with increments :math:`\Delta_k = V(k+1) - V(k)`,
+    :math:`[(P_1 - P_0)V](k) = (p^1_k - p^0_k)\Delta_k + (q^0_k - q^1_k)\Delta_{k-1}`, and over
+    the extreme rays of the cone one finds: under Assumption 1, :func:`lemma2_condition` holds
+    iff ``s`` is non-increasing in ``k``. With constant probabilities ``s`` is
+    :math:`(b_u, b_u + b_d, \dots, b_u + b_d, b_d)`: the condition holds iff the down-boost
+    :math:`b_d = q^0 - q^1` is zero (the bottom level, which cannot move down, has no
+    down-boost).
+
+    Raises
+    ------
+    ValueError
+        If a chain is not birth-death.
+    """
+    K = content.n_levels
+    for name, P in (("P0", content.P0), ("P1", content.P1)):
+        off = np.abs(np.triu(P, 2)).sum() + np.abs(np.tril(P, -2)).sum()
+        if off > 0:
+            raise ValueError(f"{name} must be a birth-death chain (Fig. 1), got mass {off:g} "
+                             "off the three central diagonals")
+    up = [np.append(np.diag(P, 1), 0.0) for P in (content.P0, content.P1)]
+    down = [np.insert(np.diag(P, -1), 0, 0.0) for P in (content.P0, content.P1)]
+    return (up[1] - up[0]) + (down[0] - down[1])[:K]
+
+
+def random_lemma2_content(n_levels: int, *, rng) -> CachingContent:
+    r"""A random birth-death content with level-dependent probabilities (our extension of
+    Fig. 1) satisfying Assumption 1 and :func:`lemma2_condition` by construction.
+
+    ``up0``, ``down0`` uniform in [0, 0.5) per level; the boost sums ``s_k``
+    (:func:`boost_sums`) drawn uniform, sorted non-increasing, capped by what each level
+    allows and made non-increasing again; each ``s_k`` split at random into an up-boost and a
+    down-boost within the room of the level (``up1 <= 0.5``, ``down1 >= 0``). Missing cost
+    concave non-decreasing and fetch cost uniform in [0, 10), as
+    :func:`whittle_lib.caching.random_content`. Assumption 3 and stochastic monotonicity are
+    not built in: filter with :func:`whittle_lib.caching.check_assumptions`.
+
+    Parameters
+    ----------
+    n_levels : int
+        ``K >= 2``; the levels are ``0, ..., K-1``.
+    rng : numpy.random.Generator or seed
+        Keyword-only.
+
+    Returns
+    -------
+    CachingContent
+    """
+    K = int(n_levels)
+    if K != n_levels or K < 2:
+        raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}")
+    rng = np.random.default_rng(rng)
+    d = 10.0 * rng.random()
+    up0 = 0.5 * rng.random(K)
+    down0 = 0.5 * rng.random(K)
+    up0[-1], down0[0] = 0.0, 0.0
+    room_up = np.append(0.5 - up0[:-1], 0.0)          # no up-boost at the top
+    room_down = down0.copy()                          # none at the bottom (down0[0] = 0)
+    s = np.sort(rng.random(K))[::-1] * 0.5
+    s = np.minimum.accumulate(np.minimum(s, room_up + room_down))
+    lo = np.maximum(0.0, s - room_down)               # up-boost bounds given s
+    hi = np.minimum(s, room_up)
+    bu = lo + (hi - lo) * rng.random(K)
+    bd = s - bu
+    slopes = np.sort(rng.random(K - 1))[::-1] * 3.0
+    cost = np.concatenate([[0.0], np.cumsum(slopes)])
+    levels = np.arange(K, dtype=float)
+    return CachingContent.birth_death(levels, cost, up0=up0, down0=down0, up1=up0 + bu,
+                                      down1=np.maximum(down0 - bd, 0.0), fetch_cost=d)
+
+
+# --------------------------------------------------------------------------------------------
+# Figs. 2-3: how the indices move between two settings
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class IndexShift:
+    """The Whittle indices of one content in two settings (Fig. 2: two fetch costs; Fig. 3:
+    two discounts), rows ``c = 0, 1``.
+
+    Attributes
+    ----------
+    before, after : numpy.ndarray, shape (2, K)
+        ``W(r, c)`` in the first and the second setting.
+    indexable : bool
+        Both arms indexable (the indices are then Whittle indices).
+    """
+
+    before: np.ndarray
+    after: np.ndarray
+    indexable: bool
+
+    @property
+    def change(self) -> np.ndarray:
+        """``after - before``, shape (2, K)."""
+        return self.after - self.before
+
+    @property
+    def largest_change(self) -> np.ndarray:
+        """``max_r |W_after(r, c) - W_before(r, c)|`` for ``c = 0, 1``."""
+        return np.abs(self.change).max(axis=1)
+
+
+def _table(content, discount):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        res = whittle_indices(content.arm(), discount=discount)
+    return res.indices.reshape(2, -1), res.indexable
+
+
+def index_shift(before: CachingContent, after: CachingContent, *, discount_before: float,
+                discount_after: float) -> IndexShift:
+    """Indices of ``before`` at ``discount_before`` and of ``after`` at ``discount_after``
+    (exact, :func:`whittle_lib.indices.whittle_indices`)."""
+    (w0, ok0), (w1, ok1) = _table(before, discount_before), _table(after, discount_after)
+    w0.setflags(write=False)
+    w1.setflags(write=False)
+    return IndexShift(w0, w1, bool(ok0 and ok1))
+
+
+#: Criteria for "W(r, 1) does not vary much" (Sec. 6 on Figs. 2-3; the paper states none):
+#: ``"half"``, the largest change of W(., 1) at most half that of W(., 0), which the paper
+#: contrasts it with; ``"10 %"``, at most 10 % of the largest |W(r, 1)|, the size of the curve.
+STEADY_CRITERIA = ("half", "10 %")
+
+
+def varies_little(shift: IndexShift, criterion: str) -> bool:
+    """Whether ``W(., 1)`` "does not vary much" between the two settings, by ``criterion``
+    (one of :data:`STEADY_CRITERIA`).
+
+    Examples
+    --------
+    >>> s = IndexShift(np.array([[0.0, 1.0], [0.0, 2.0]]), np.array([[0.0, 0.5], [0.0, 2.1]]),
+    ...                True)
+    >>> varies_little(s, "half"), varies_little(s, "10 %")
+    (True, True)
+    """
+    ch0, ch1 = shift.largest_change
+    if criterion == "half":
+        return bool(ch1 <= 0.5 * ch0)
+    if criterion == "10 %":
+        return bool(ch1 <= 0.1 * np.abs(shift.before[1]).max())
+    raise ValueError(f"criterion must be one of {STEADY_CRITERIA}, got {criterion!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class IndexSweep:
+    r"""Whittle index tables of constant birth-death contents over a grid of our free constants
+    (Figs. 2-3: the chain, the scale ``a`` of :math:`C(r) = a\sqrt r`, ``d`` and
+    :math:`\beta` were all lost in extraction).
+
+    Attributes
+    ----------
+    chains : tuple of str
+        Names of the chains ``(up0, down0, up1, down1)``.
+    cost_scales, fetch_costs, discounts : tuple of float
+    tables : numpy.ndarray, shape (chains, cost_scales, fetch_costs, discounts, 2, K)
+        ``W(r, c)``.
+    indexable : numpy.ndarray of bool, shape (chains, cost_scales, fetch_costs, discounts)
+    """
+
+    chains: tuple
+    cost_scales: tuple
+    fetch_costs: tuple
+    discounts: tuple
+    tables: np.ndarray
+    indexable: np.ndarray
+
+    def shift(self, i, j, a, b, la, lb) -> IndexShift:
+        """From (chain i, scale j, fetch cost a, discount la) to (fetch cost b, discount lb)."""
+        return IndexShift(self.tables[i, j, a, la], self.tables[i, j, b, lb],
+                          bool(self.indexable[i, j, a, la] and self.indexable[i, j, b, lb]))
+
+
+def index_sweep(chains, levels, *, cost_scales, fetch_costs, discounts) -> IndexSweep:
+    r"""Exact Whittle indices of the contents with :math:`C(r) = a\sqrt r` on ``levels`` and
+    constant chains, for every chain, cost scale ``a``, fetch cost and discount given.
+
+    Parameters
+    ----------
+    chains : mapping of str to (up0, down0, up1, down1)
+    levels : array_like, shape (K,)
+    cost_scales, fetch_costs, discounts : sequence of float
+
+    Returns
+    -------
+    IndexSweep
+    """
+    levels = np.asarray(levels, dtype=float)
+    names = tuple(chains)
+    shape = (len(names), len(cost_scales), len(fetch_costs), len(discounts))
+    tables = np.empty(shape + (2, levels.size))
+    ok = np.empty(shape, dtype=bool)
+    for i, name in enumerate(names):
+        up0, down0, up1, down1 = chains[name]
+        for j, a in enumerate(cost_scales):
+            for k, d in enumerate(fetch_costs):
+                c = CachingContent.birth_death(levels, a * np.sqrt(levels), up0=up0,
+                                               down0=down0, up1=up1, down1=down1,
+                                               fetch_cost=d)
+                for m, beta in enumerate(discounts):
+                    tables[i, j, k, m], ok[i, j, k, m] = _table(c, beta)
+    tables.setflags(write=False)
+    ok.setflags(write=False)
+    return IndexSweep(names, tuple(map(float, cost_scales)), tuple(map(float, fetch_costs)),
+                      tuple(map(float, discounts)), tables, ok)
+
+
+def _pairs(n):
+    return [(a, b) for a in range(n) for b in range(a + 1, n)]
+
+
+def fig2_verdicts(sweep: IndexSweep) -> dict:
+    """The claims of Sec. 6 on Fig. 2 at every point of the sweep: for every chain, cost scale,
+    discount and pair of fetch costs ``d < d'``.
+
+    Returns
+    -------
+    dict
+        ``{"W(r,0) decreases": {point: bool}, "half": {...}, "10 %": {...}}`` with points
+        ``(chain, cost_scale, beta, d, d')``: ``W(r, 0)`` lower at ``d'`` for every ``r``, and
+        ``W(., 1)`` varies little by each criterion of :data:`STEADY_CRITERIA`.
+    """
+    out = {"W(r,0) decreases": {}, **{c: {} for c in STEADY_CRITERIA}}
+    for i, j, m in np.ndindex(sweep.indexable.shape[0], sweep.indexable.shape[1],
+                              sweep.indexable.shape[3]):
+        for a, b in _pairs(len(sweep.fetch_costs)):
+            s = sweep.shift(i, j, a, b, m, m)
+            pt = (sweep.chains[i], sweep.cost_scales[j], sweep.discounts[m],
+                  sweep.fetch_costs[a], sweep.fetch_costs[b])
+            out["W(r,0) decreases"][pt] = s.indexable and bool(np.all(s.change[0] < 0))
+            for c in STEADY_CRITERIA:
+                out[c][pt] = s.indexable and varies_little(s, c)
+    return out
+
+
+def fig3_verdicts(sweep: IndexSweep) -> dict:
+    """The claims of Sec. 6 on Fig. 3 at every point of the sweep: for every chain, cost scale,
+    fetch cost and pair of discounts ``beta < beta'``.
+
+    Returns
+    -------
+    dict
+        ``{"W(r,0) increases": {point: bool}, "half": {...}, "10 %": {...}}`` with points
+        ``(chain, cost_scale, d, beta, beta')``.
+    """
+    out = {"W(r,0) increases": {}, **{c: {} for c in STEADY_CRITERIA}}
+    for i, j, k in np.ndindex(sweep.indexable.shape[:3]):
+        for la, lb in _pairs(len(sweep.discounts)):
+            s = sweep.shift(i, j, k, k, la, lb)
+            pt = (sweep.chains[i], sweep.cost_scales[j], sweep.fetch_costs[k],
+                  sweep.discounts[la], sweep.discounts[lb])
+            out["W(r,0) increases"][pt] = s.indexable and bool(np.all(s.change[0] > 0))
+            for c in STEADY_CRITERIA:
+                out[c][pt] = s.indexable and varies_little(s, c)
+    return out
+
+
+def sweep_margin(sweep: IndexSweep) -> float:
+    """The smallest distance, over every point of :func:`fig2_verdicts` and
+    :func:`fig3_verdicts`, between a quantity a verdict compares and its threshold: the
+    changes of ``W(r, 0)`` from 0, and the largest change of ``W(., 1)`` from each bound of
+    :data:`STEADY_CRITERIA`.
+
+    A margin far above the engine's accuracy (:data:`TIE_RTOL` times the index scale) means
+    no verdict of the sweep can turn on rounding, on any machine.
+    """
+    out = np.inf
+    n = sweep.indexable.shape
+    for i, j in np.ndindex(n[0], n[1]):
+        shifts = [sweep.shift(i, j, a, b, m, m) for m in range(n[3]) for a, b in _pairs(n[2])]
+        shifts += [sweep.shift(i, j, k, k, la, lb) for k in range(n[2]) for la, lb in _pairs(n[3])]
+        for s in shifts:
+            ch0, ch1 = s.largest_change
+            out = min(out, float(np.abs(s.change[0]).min()), abs(ch1 - 0.5 * ch0),
+                      abs(ch1 - 0.1 * float(np.abs(s.before[1]).max())))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Sec. 3.4 and Fig. 5: ties of the index policy
+# --------------------------------------------------------------------------------------------
+
+
+def snap_ties(priorities, *, rtol: float = TIE_RTOL) -> tuple[np.ndarray, ...]:
+    r"""Make indices that are equal within the engine's accuracy exactly equal.
+
+    The index policy (Sec. 3.4) caches the ``M`` contents of largest index among those with a
+    *positive* index, ties to the lower content number. Indices that are equal in exact
+    arithmetic come out of the engine a few ulps apart (e.g. ``0.0`` and ``4.4e-16``), which
+    would turn a tie into a strict order and a zero into a positive index. Values within
+    ``tol = rtol * max(1, max |W|)`` of 0 become 0; the remaining values, sorted, are cut into
+    groups wherever two neighbours differ by more than ``tol``, and each group takes its
+    smallest value.
+
+    Parameters
+    ----------
+    priorities : sequence of array_like
+        One array of indices per content.
+    rtol : float
+        Relative accuracy, default :data:`TIE_RTOL` (that of the engine).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Same shapes.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in snap_ties([[0.0, 1.0], [4.4e-16, 1.0 + 1e-12]])]
+    [[0.0, 1.0], [0.0, 1.0]]
+    """
+    rtol = float(rtol)
+    if not rtol >= 0.0:
+        raise ValueError(f"rtol must be >= 0, got {rtol!r}")
+    arrays = [np.asarray(p, dtype=float) for p in priorities]
+    flat = np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
+    finite = flat[np.isfinite(flat)]
+    tol = rtol * max(1.0, float(np.abs(finite).max()) if finite.size else 1.0)
+    out = np.where(np.abs(flat) <= tol, 0.0, flat)
+    order = np.argsort(out, kind="stable")
+    vals = out[order]
+    ok = np.isfinite(vals)
+    new_group = np.concatenate([[True], np.diff(vals) > tol]) | ~ok
+    group_start = np.maximum.accumulate(np.where(new_group, np.arange(vals.size), 0))
+    snapped = np.where(ok, vals[group_start], vals)
+    out[order] = snapped
+    res, at = [], 0
+    for a in arrays:
+        res.append(out[at:at + a.size].reshape(a.shape))
+        at += a.size
+    return tuple(res)
+
+
+# --------------------------------------------------------------------------------------------
+# Sec. 4: a repair that leaves the model's non-negative costs
+# --------------------------------------------------------------------------------------------
+
+
+def arm_with_missing_cost(content: CachingContent, missing_cost) -> RestlessArm:
+    r"""The arm of ``content`` (:meth:`~whittle_lib.caching.CachingContent.arm`) with other
+    missing costs, negative ones allowed.
+
+    Lemma 4's three properties (non-decreasing, concave, Assumption 3) do not ask for
+    :math:`C' \ge 0`; a repair without that constraint
+    (``repair_missing_costs(..., nonnegative=False)``) may lower :math:`C(r_1) = 0` below 0,
+    which :class:`~whittle_lib.caching.CachingContent` does not hold. Its index and
+    indexability are still defined; this builds the arm for them.
+    """
+    cost = np.asarray(missing_cost, dtype=float)
+    K = content.n_levels
+    if cost.shape != (K,) or not np.all(np.isfinite(cost)):
+        raise ValueError(f"missing_cost must be {K} finite numbers, got {cost.tolist()}")
+    arm = content.arm()
+    return RestlessArm(P0=arm.P0, P1=arm.P1, R0=-np.tile(content.P0 @ cost, 2), R1=arm.R1)
+
+
+# --------------------------------------------------------------------------------------------
+# Verdicts over a sweep, grouped for the results note
+# --------------------------------------------------------------------------------------------
+
+
+def grouped_verdicts(points, group, *, unit: str = "points") -> dict:
+    """Summarise a sweep ``{point: holds}`` for ``Comparison.claim_by_reading``, exactly.
+
+    The points are grouped by ``group(point)`` (a label). A group where the claim holds at
+    every point gives one reading ``"<label>: all n <unit>"`` -> True; where it fails at
+    every point, one -> False; a mixed group gives two readings, ``"<label>: h of n <unit>"``
+    -> True and ``"<label>: the other n - h"`` -> False. The status derived from the result
+    (holds if all True, fails if all False, depends otherwise) is that of the full sweep, and
+    the note stays short.
+
+    Examples
+    --------
+    >>> grouped_verdicts({("a", 1): True, ("a", 2): False, ("b", 1): True}, lambda p: p[0])
+    {'a: 1 of 2 points': True, 'a: the other 1': False, 'b: all 1 points': True}
+    """
+    groups: dict = {}
+    for point, holds in points.items():
+        groups.setdefault(group(point), []).append(bool(holds))
+    out = {}
+    for label, vals in groups.items():
+        h, n = sum(vals), len(vals)
+        if h == n:
+            out[f"{label}: all {n} {unit}"] = True
+        elif h == 0:
+            out[f"{label}: all {n} {unit}"] = False
+        else:
+            out[f"{label}: {h} of {n} {unit}"] = True
+            out[f"{label}: the other {n - h}"] = False
+    return out
