@@ -51,6 +51,7 @@ from scipy.sparse import linalg as sparse_linalg
 
 from .arms import ROW_SUM_TOL, RestlessArm, _as_matrix
 from .indices import WhittleIndexResult, whittle_indices
+from .rmab import sample_next, top_m
 
 __all__ = [
     "birth_death_matrix",
@@ -301,11 +302,6 @@ class AssumptionReport:
     monotone_chains : bool
         ``P0`` and ``P1`` are stochastically monotone (rows increase with ``k``), which the
         proof of Lemma 2 uses through [P94], Lemma 4.7.2.
-    increasing_boost : bool
-        The gain from caching grows with the level: every upper tail sum of ``P1[k] - P0[k]``
-        is non-decreasing in ``k`` (superadditivity, the condition of [P94], Thm. 4.7.4, for
-        monotone optimal policies). Our strongest reading of "popularity grows more if
-        cached".
     assumption2 : bool
         ``C`` non-decreasing and concave in ``r`` (eq. 1).
     assumption3 : bool
@@ -319,7 +315,6 @@ class AssumptionReport:
 
     assumption1: bool
     monotone_chains: bool
-    increasing_boost: bool
     assumption2: bool
     assumption3: bool
     preserves_concavity: bool
@@ -327,9 +322,11 @@ class AssumptionReport:
     @property
     def assumptions_1_to_3(self) -> bool:
         """Assumptions 1-3 as we test the theorems on them: ``assumption1``,
-        ``monotone_chains``, ``assumption2`` and ``assumption3``. The two stronger readings
-        (``increasing_boost``, ``preserves_concavity``) are reported but not required: no
-        birth-death chain of Fig. 1 that can move down satisfies them (see the notebook)."""
+        ``monotone_chains``, ``assumption2`` and ``assumption3``. The stronger reading
+        (``preserves_concavity``) is reported but not required: no birth-death chain of
+        Fig. 1 that can move down satisfies it (see the notebook). The condition the proof of
+        Lemma 2 needs, ``(P1 - P0) V`` non-increasing in ``r``, is
+        :func:`whittle_lib.papers.caching_2023.lemma2_condition`."""
         return (self.assumption1 and self.monotone_chains and self.assumption2
                 and self.assumption3)
 
@@ -350,13 +347,11 @@ def check_assumptions(content: CachingContent) -> AssumptionReport:
     a1 = _stochastically_dominates(content.P1, content.P0, _ASSUMPTION_TOL)
     mono = (_stochastically_monotone(content.P0, _ASSUMPTION_TOL)
             and _stochastically_monotone(content.P1, _ASSUMPTION_TOL))
-    boost = np.cumsum((content.P1 - content.P0)[:, ::-1], axis=1)
-    increasing = bool(np.all(np.diff(boost, axis=0) >= -_ASSUMPTION_TOL))
     a2 = bool(np.all(np.diff(C) >= -tol)) and is_concave_on(r, C, tol=tol)
     a3 = all(is_concave_on(r, P @ C, tol=tol) for P in (content.P0, content.P1))
     gens = np.minimum.outer(r, r[1:])  # column j-1: min(r, r_j)
     strong = all(is_concave_on(r, (P @ gens).T, tol=tol) for P in (content.P0, content.P1))
-    return AssumptionReport(a1, mono, increasing, a2, a3, strong)
+    return AssumptionReport(a1, mono, a2, a3, strong)
 
 
 def popularity_perturbation(content: CachingContent) -> float:
@@ -1006,10 +1001,8 @@ def greedy_priorities(problem: CachingProblem) -> tuple[np.ndarray, ...]:
 
 def _select(priority, capacity):
     """Cache vectors (0/1, shape (..., N)) choosing the ``capacity`` largest positive priorities
-    (ties to the lower content number)."""
-    order = np.argsort(-priority, axis=-1, kind="stable")
-    rank = np.argsort(order, axis=-1, kind="stable")  # rank of each content, 0 = largest
-    return ((rank < capacity) & (priority > 0)).astype(np.int8)
+    (ties to the lower content number): the core's :func:`~whittle_lib.rmab.top_m`."""
+    return top_m(priority, capacity, threshold=0.0).astype(np.int8)
 
 
 def _priorities_at(problem, priorities, levels, cached):
@@ -1141,8 +1134,7 @@ def simulate_policy(problem: CachingProblem, policy, *, initial_levels, initial_
             action = _select(_priorities_at(problem, policy, levels, cached), problem.capacity)
         u = rng.random((R, N))
         rows = cdf[nidx, action, levels]  # (R, N, Kmax)
-        new_levels = (u[..., None] >= rows).sum(-1)
-        new_levels = np.minimum(new_levels, np.array(problem.shape) - 1)
+        new_levels = np.minimum(sample_next(rows, u), np.array(problem.shape) - 1)
         slot = ((1 - action) * Cpad[nidx, new_levels] + action * (1 - cached) * d
                 + action * h).sum(1)
         total += discount_t * slot

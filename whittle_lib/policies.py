@@ -19,6 +19,7 @@ import numpy as np
 
 from . import crawling
 from .crawling import CrawlingModel
+from .rmab import top_m  # the library's one top-M, re-exported: crawling code calls it here
 
 __all__ = [
     "top_m",
@@ -31,61 +32,6 @@ __all__ = [
     "PeriodicOrbit",
     "periodic_orbit",
 ]
-
-_TIES = ("lowest", "random")
-
-
-def top_m(priority, M: int, *, ties: str = "lowest", rng=None) -> np.ndarray:
-    """Boolean mask of the ``M`` largest priorities along the last axis.
-
-    Parameters
-    ----------
-    priority : array_like, shape (..., N)
-    M : int
-        Number selected in each row, ``0 <= M <= N``.
-    ties : {"lowest", "random"}
-        Among sources tied at the ``M``-th largest priority, take those of lowest number
-        (deterministic, the rule of our notebooks), or a uniformly random subset (``rng``).
-    rng : numpy.random.Generator or seed, optional
-        Needed for ``ties="random"``.
-
-    Notes
-    -----
-    ``O(N)`` per row (``numpy.partition``), plus the tied entries at the cut.
-
-    Examples
-    --------
-    >>> top_m([3.0, 5.0, 5.0, 1.0], 1)
-    array([False,  True, False, False])
-    >>> top_m([3.0, 5.0, 5.0, 1.0], 2)
-    array([False,  True,  True, False])
-    """
-    if ties not in _TIES:
-        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
-    priority = np.asarray(priority, dtype=float)
-    n = priority.shape[-1]
-    if int(M) != M or not 0 <= M <= n:
-        raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
-    M = int(M)
-    if np.isnan(priority).any():
-        raise ValueError("priority contains nan")
-    if M == 0 or M == n:
-        return np.full(priority.shape, M == n)
-    if ties == "random":
-        rng = np.random.default_rng(rng)
-    flat = priority.reshape(-1, n)
-    out = np.empty(flat.shape, dtype=bool)
-    for row, p in enumerate(flat):
-        cut = np.partition(p, n - M)[n - M]         # the M-th largest value
-        above = p > cut
-        need = M - int(np.count_nonzero(above))
-        tied = np.flatnonzero(p == cut)
-        if ties == "random" and need < tied.size:
-            tied = rng.permutation(tied)
-        above[tied[:need]] = True
-        out[row] = above
-    return out.reshape(priority.shape)
-
 
 # -- priority rules ------------------------------------------------------------------------------
 
