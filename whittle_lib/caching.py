@@ -52,6 +52,7 @@ from scipy.sparse import linalg as sparse_linalg
 from .arms import ROW_SUM_TOL, RestlessArm, _as_matrix
 from .indices import WhittleIndexResult, whittle_indices
 from .rmab import sample_next, top_m
+from .stats import ConfidenceInterval, mean_interval
 
 __all__ = [
     "birth_death_matrix",
@@ -1048,8 +1049,9 @@ class MonteCarloEstimate:
     ----------
     mean, std_error : float
         Sample mean of the discounted costs of the runs and its standard error.
-    ci_low, ci_high : float
-        Normal 95 % confidence interval, ``mean -+ 1.96 std_error``.
+    interval : whittle_lib.stats.ConfidenceInterval
+        The 95 % Student-t interval of the mean (:func:`whittle_lib.stats.mean_interval`);
+        ``None`` for a single run.
     n_runs, horizon : int
     truncation : float
         Upper bound on the cost ignored by stopping at ``horizon``:
@@ -1058,8 +1060,7 @@ class MonteCarloEstimate:
 
     mean: float
     std_error: float
-    ci_low: float
-    ci_high: float
+    interval: ConfidenceInterval | None
     n_runs: int
     horizon: int
     truncation: float
@@ -1144,5 +1145,6 @@ def simulate_policy(problem: CachingProblem, policy, *, initial_levels, initial_
                          for c in problem.contents))
     mean = float(total.mean())
     se = float(total.std(ddof=1) / math.sqrt(R)) if R > 1 else math.nan
-    return MonteCarloEstimate(mean, se, mean - 1.96 * se, mean + 1.96 * se, R, horizon,
+    interval = mean_interval(total) if R > 1 else None
+    return MonteCarloEstimate(mean, se, interval, R, horizon,
                               beta ** horizon * max_slot / (1 - beta))
