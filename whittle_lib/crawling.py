@@ -62,6 +62,8 @@ __all__ = [
     "stochastic_step",
     "sample_new_utility",
     "BASE_LAWS",
+    "CrawlingState",
+    "CrawlingDynamics",
 ]
 
 #: On a visited state ``x_k`` the ratio ``log_alpha((u - (1-alpha) x)/u)`` is the integer ``k``
@@ -664,3 +666,83 @@ def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = 
 def stochastic_step(x, crawl, new_utility, alpha):
     """One period of eq. (17): ``alpha x + U`` if passive, ``U`` if crawled."""
     return np.where(crawl, new_utility, alpha * x + new_utility)
+
+
+@dataclass(frozen=True)
+class CrawlingState:
+    """The state of N sources in a simulation: their values and the periods since each crawl.
+
+    Attributes
+    ----------
+    x : ndarray, shape ([R,] N)
+        Utility waiting at each source, ``x_i(t)``.
+    age : ndarray, shape ([R,] N)
+        Periods since the source was last crawled (1 just after a crawl, ``inf`` for a start
+        that no crawl leads to).
+    """
+
+    x: np.ndarray
+    age: np.ndarray
+
+
+@dataclass(frozen=True)
+class CrawlingDynamics:
+    """The crawling model as dynamics for the core's simulator (:func:`whittle_lib.rmab.simulate`).
+
+    A crawled source pays what it holds and restarts from the period's new utility; a passive
+    one keeps ``alpha x`` and gains the new utility: eqs. (2)-(3) (deterministic, the new
+    utility is ``u``) or eq. (17) (stochastic, drawn by :func:`sample_new_utility`).
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    x0 : array_like, optional
+        Initial values (default ``u``, just crawled, age 1).
+    stochastic : bool
+    base_law, base_shape
+        See :func:`sample_new_utility`.
+    """
+
+    model: CrawlingModel
+    x0: np.ndarray | None = None
+    stochastic: bool = False
+    base_law: str = "exponential"
+    base_shape: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.stochastic:
+            _check_base_law(self.base_law, self.base_shape)
+
+    @property
+    def n_arms(self) -> int:
+        return self.model.n_sources
+
+    def initial(self, replications: int | None) -> CrawlingState:
+        u, alpha = self.model.u, self.model.alpha
+        shape = (self.n_arms,) if replications is None else (replications, self.n_arms)
+        x = np.broadcast_to(u if self.x0 is None else np.asarray(self.x0, dtype=float),
+                            shape).copy()
+        if self.x0 is None:
+            age = np.ones(shape)
+        else:
+            # periods since a crawl that would give x0 (inf where x0 is not a visited state)
+            age = np.broadcast_to(periods_to_reach(x, u, alpha), shape).copy()
+            age[age < 1] = np.inf
+        return CrawlingState(x, age)
+
+    def step(self, state: CrawlingState, crawl: np.ndarray, rng) -> tuple[CrawlingState, np.ndarray]:
+        x, model = state.x, self.model
+        reward = np.sum(x, axis=-1, where=crawl)
+        new = (sample_new_utility(model, None if x.ndim == 1 else x.shape[0], rng=rng,
+                                  base_law=self.base_law, base_shape=self.base_shape)
+               if self.stochastic else np.broadcast_to(model.u, x.shape))
+        # eqs. (2)-(3) or (17): x <- alpha x + U, then x <- U where crawled
+        x_next = model.alpha * x
+        x_next += new
+        np.copyto(x_next, new, where=crawl)
+        age = state.age + 1.0
+        age[crawl] = 1.0
+        return CrawlingState(x_next, age), reward
+
+    def observe(self, state: CrawlingState) -> np.ndarray:
+        return state.x.copy()

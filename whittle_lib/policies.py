@@ -19,6 +19,7 @@ import numpy as np
 
 from . import crawling
 from .crawling import CrawlingModel
+from . import rmab
 from .rmab import top_m  # the library's one top-M, re-exported: crawling code calls it here
 
 __all__ = [
@@ -170,40 +171,13 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
     record : bool
         Keep the states and decisions (memory ``O(n_periods N)``).
     """
-    if int(n_periods) != n_periods or n_periods < 1:
-        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
     n = model.n_sources
     if int(M) != M or not 0 <= M <= n:
         raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
-    rng = np.random.default_rng(rng)
-    u, alpha = model.u, model.alpha
-    shape = (n,) if replications is None else (int(replications), n)
-    x = np.broadcast_to(u if x0 is None else np.asarray(x0, dtype=float), shape).copy()
-    if x0 is None:
-        age = np.ones(shape)
-    else:
-        # periods since a crawl that would give x0 (inf where x0 is not a visited state)
-        age = np.broadcast_to(crawling.periods_to_reach(x, u, alpha), shape).copy()
-        age[age < 1] = np.inf
-    u_full = np.broadcast_to(u, shape)
-    rewards = np.empty((int(n_periods),) + shape[:-1])
-    states = np.empty((int(n_periods),) + shape) if record else None
-    crawled = np.empty((int(n_periods),) + shape, dtype=bool) if record else None
-    for t in range(int(n_periods)):
-        crawl = top_m(rule(x, age, t), M, ties=ties, rng=rng)
-        rewards[t] = np.sum(x, axis=-1, where=crawl)
-        if record:
-            states[t], crawled[t] = x.copy(), crawl
-        # eqs. (2)-(3) or (17), in place: x <- alpha x + U, then x <- U where crawled
-        new = (crawling.sample_new_utility(model, None if replications is None else shape[0],
-                                           rng=rng, base_law=base_law, base_shape=base_shape)
-               if stochastic else u_full)
-        x *= alpha
-        x += new
-        np.copyto(x, new, where=crawl)
-        age += 1.0
-        age[crawl] = 1.0
-    return SimulationResult(rewards=rewards, states=states, crawled=crawled)
+    dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape)
+    run = rmab.simulate(dynamics, lambda state, t: rule(state.x, state.age, t), M, n_periods,
+                        replications=replications, ties=ties, record=record, rng=rng)
+    return SimulationResult(rewards=run.rewards, states=run.states, crawled=run.active)
 
 
 @dataclass(frozen=True)

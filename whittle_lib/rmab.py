@@ -133,20 +133,23 @@ def sample_next(cdf_rows: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 class Dynamics(Protocol):
-    """What the simulator needs from N arms: a start and a step.
+    """What the simulator needs from N arms: a start, a step and what to record.
 
-    ``initial(replications)`` returns the states, shape ``(replications, N)``;
-    ``step(states, active, rng)`` returns ``(next_states, rewards)``, the rewards of shape
-    ``(replications, N)`` earned this period. :class:`FiniteArms` implements it for finite
-    arms; a model with continuous states (the crawling model) can implement the same two
-    methods.
+    ``initial(replications)`` returns the states (an array of shape ``(replications, N)``, or
+    ``(N,)`` when ``replications`` is ``None``, or any object the rule and ``step`` understand);
+    ``step(states, active, rng)`` returns ``(next_states, reward)``, ``reward`` the total of
+    the N arms this period, one per replication; ``observe(states)`` returns a copy of what a
+    recorded run keeps. :class:`FiniteArms` implements it for finite arms;
+    :class:`whittle_lib.crawling.CrawlingDynamics` for the crawling model's continuous states.
     """
 
     n_arms: int
 
-    def initial(self, replications: int) -> np.ndarray: ...
+    def initial(self, replications: int | None): ...
 
-    def step(self, states: np.ndarray, active: np.ndarray, rng: np.random.Generator): ...
+    def step(self, states, active: np.ndarray, rng: np.random.Generator): ...
+
+    def observe(self, states) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,15 +197,18 @@ class FiniteArms:
     def n_arms(self) -> int:
         return len(self.arms)
 
-    def initial(self, replications: int) -> np.ndarray:
-        return np.tile(self.x0, (replications, 1))
+    def initial(self, replications: int | None) -> np.ndarray:
+        return self.x0.copy() if replications is None else np.tile(self.x0, (replications, 1))
 
     def step(self, states, active, rng):
-        arm = np.arange(self.n_arms)[None, :]
+        arm = np.arange(self.n_arms)
         action = active.astype(int)
         rewards = self._rewards[arm, action, states]
         u = rng.random(states.shape)
-        return sample_next(self._cdf[arm, action, states], u), rewards
+        return sample_next(self._cdf[arm, action, states], u), rewards.sum(axis=-1)
+
+    def observe(self, states) -> np.ndarray:
+        return np.array(states, copy=True)
 
 
 @dataclass(frozen=True)
@@ -238,13 +244,16 @@ class RmabSimulation:
 
     Attributes
     ----------
-    rewards : ndarray, shape (n_periods, replications)
+    rewards : ndarray, shape (n_periods, replications) or (n_periods,)
         Total reward of the N arms in each period.
-    active : ndarray of bool, shape (n_periods, replications, N), or None
+    states : ndarray or None
+        The states before each decision (``dynamics.observe``), if recorded.
+    active : ndarray of bool, shape (n_periods, [replications,] N), or None
         The activations, if recorded.
     """
 
     rewards: np.ndarray
+    states: np.ndarray | None = None
     active: np.ndarray | None = None
 
     @property
@@ -253,14 +262,16 @@ class RmabSimulation:
         return self.rewards.mean(axis=0)
 
 
-def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: int = 1,
+def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: int | None = 1,
              ties: str = "lowest", threshold: float | None = None, record: bool = False,
              rng=None) -> RmabSimulation:
     """Run a priority rule with budget ``M`` for ``n_periods`` periods.
 
     Each period: priorities ``rule(states, t)`` (shape ``(replications, N)``), the ``M``
-    highest are active (:func:`top_m`), every arm earns its reward and moves
+    highest are active (:func:`top_m`), the arms earn their rewards and move
     (``dynamics.step``). Vectorised over arms and replications; the loop runs over periods.
+    This is the library's one simulator: finite arms (:class:`FiniteArms`) and the crawling
+    model (:class:`whittle_lib.crawling.CrawlingDynamics`) both run through it.
 
     Parameters
     ----------
@@ -269,31 +280,41 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         ``rule(states, t) -> priority`` of shape ``(replications, N)``, e.g. :class:`IndexRule`.
     M : int
         Arms activated per period.
-    n_periods, replications : int
+    n_periods : int
+    replications : int or None
+        Independent copies run at once; ``None`` for one run without the replication axis.
     ties, threshold
         As in :func:`top_m`.
     record : bool
-        Keep the activations.
+        Keep the states (``dynamics.observe``) and the activations.
     rng : numpy.random.Generator or seed
+        Drawn from in this order each period: ``top_m`` (random ties only), then
+        ``dynamics.step``.
 
     Returns
     -------
     RmabSimulation
     """
-    for name, value in (("n_periods", n_periods), ("replications", replications)):
-        if isinstance(value, bool) or int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if isinstance(n_periods, bool) or int(n_periods) != n_periods or n_periods < 1:
+        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
+    if replications is not None and (isinstance(replications, bool)
+                                     or int(replications) != replications or replications < 1):
+        raise ValueError(f"replications must be a positive integer or None, got {replications!r}")
     rng = np.random.default_rng(rng)
-    states = dynamics.initial(int(replications))
-    rewards = np.empty((int(n_periods), int(replications)))
-    active_log = np.empty((int(n_periods), *states.shape), dtype=bool) if record else None
-    for t in range(int(n_periods)):
+    n_periods = int(n_periods)
+    states = dynamics.initial(None if replications is None else int(replications))
+    lead = () if replications is None else (int(replications),)
+    rewards = np.empty((n_periods, *lead))
+    state_log, active_log = [], []
+    for t in range(n_periods):
         active = top_m(rule(states, t), M, ties=ties, threshold=threshold, rng=rng)
-        states, r = dynamics.step(states, active, rng)
-        rewards[t] = r.sum(axis=-1)
         if record:
-            active_log[t] = active
-    return RmabSimulation(rewards, active_log)
+            state_log.append(dynamics.observe(states))
+            active_log.append(active)
+        states, rewards[t] = dynamics.step(states, active, rng)
+    if not record:
+        return RmabSimulation(rewards)
+    return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log))
 
 
 @dataclass(frozen=True)
