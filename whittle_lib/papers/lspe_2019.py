@@ -26,13 +26,17 @@ K. Avrachenkov, V. Borkar, "Whittle Index Policy for Crawling Ephemeral Content"
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from types import MappingProxyType
 
 import numpy as np
 
 from .. import crawling, policies
-from ..learning.lspe import LSPESettings
+from ..learning.lspe import LSPEResult, LSPESettings, run_lspe
 from ..replication import share_interval
 
 __all__ = [
@@ -48,6 +52,7 @@ __all__ = [
     "SingleRunVerdict",
     "judge_single_runs",
     "reading_settings",
+    "run_jobs",
 ]
 
 
@@ -288,3 +293,43 @@ def judge_single_runs(values, low: float, high: float) -> SingleRunVerdict:
     ok = int(np.sum((values >= low) & (values <= high)))
     lo, hi = share_interval(ok, values.size)
     return SingleRunVerdict(ok, int(values.size), lo, hi, 2 * ok > values.size)
+
+
+def _run_job(model, job) -> LSPEResult:
+    settings, seed = job
+    return run_lspe(model, settings, rng=np.random.default_rng(seed))
+
+
+def run_jobs(model: crawling.CrawlingModel, jobs, *, max_workers: int | None = None) -> list:
+    """Run :func:`~whittle_lib.learning.run_lspe` once per ``(settings, seed)``, on every core.
+
+    Like :func:`whittle_lib.stats.replicate`, but each job has its own settings, so that the
+    runs of several readings and constants share one pool (the short ones fill the gaps).
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    jobs : iterable of (LSPESettings, SeedSequence or int)
+    max_workers : int, optional
+        Default: the number of CPUs; 1 runs them in this process.
+
+    Returns
+    -------
+    list of LSPEResult
+        ``[run_lspe(model, s, rng=default_rng(seed)) for s, seed in jobs]``: the same list for
+        any number of workers.
+    """
+    jobs = list(jobs)
+    for settings, _ in jobs:
+        if not isinstance(settings, LSPESettings):
+            raise ValueError(f"jobs must hold LSPESettings, got {type(settings).__name__}")
+    if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) != max_workers
+                                    or max_workers < 1):
+        raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
+    workers = min(len(jobs), max_workers or os.cpu_count() or 1)
+    if workers <= 1:
+        return [_run_job(model, job) for job in jobs]
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        return list(pool.map(partial(_run_job, model), jobs))
