@@ -106,3 +106,12 @@ def test_run_jobs_gives_the_same_runs_in_a_pool_and_in_process():
     assert pooled[1].settings.dynamics == "deterministic"
     with pytest.raises(ValueError, match="jobs"):
         paper.run_jobs(model, [({}, 1)])
+
+
+def test_run_jobs_warns_once_in_the_caller_about_runs_that_stopped():
+    # feature_scale=1: the regularised solve breaks down at step 0 (the literal unit)
+    broken = LSPESettings(n_steps=50, feature_scale=1.0)
+    with pytest.warns(RuntimeWarning, match="1 of 2 LSPE runs stopped early"):
+        out = paper.run_jobs(crawling.table_one(), [(broken, 1), (LSPESettings(n_steps=50), 1)],
+                             max_workers=1)
+    assert out[0].broke_down and not out[1].broke_down

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
@@ -119,18 +120,17 @@ class LearningReading:
         object.__setattr__(self, "overrides", MappingProxyType(dict(self.overrides)))
 
 
-#: The readings of the experiment, ours first. Section III: "the actual operative policy is an
+#: The readings of the experiment, ours first ("arrivals": eq. (1); "mean dynamics": (2)-(3)). Section III: "the actual operative policy is an
 #: index policy which deterministically picks" (threshold) but ``f_i`` is "the probability of
 #: picking 1" (sample); Section II's objective collects ``sum_i X_i nu_i`` but eq. (6), ``eta``
 #: and ``b`` print ``sum_i X_i`` (state); Section II's dynamics are eq. (1) (random arrivals),
 #: "the observed dynamics is effectively the deterministic one given by (2)-(3)".
 LEARNING_READINGS = (
-    LearningReading("threshold decisions, collected reward, random arrivals (ours)", {}),
-    LearningReading("decisions drawn from f_i, collected reward, random arrivals",
-                    {"action": "sample"}),
-    LearningReading("literal: decisions drawn from f_i, reward of eq. (6), random arrivals",
+    LearningReading("threshold, collected reward, arrivals (ours)", {}),
+    LearningReading("f_i sampled, collected reward, arrivals", {"action": "sample"}),
+    LearningReading("literal: f_i sampled, eq. (6) reward, arrivals",
                     {"action": "sample", "reward": "state"}),
-    LearningReading("literal: decisions drawn from f_i, reward of eq. (6), mean dynamics (2)-(3)",
+    LearningReading("literal: f_i sampled, eq. (6) reward, mean dynamics",
                     {"action": "sample", "reward": "state", "dynamics": "deterministic"}),
 )
 
@@ -297,7 +297,11 @@ def judge_single_runs(values, low: float, high: float) -> SingleRunVerdict:
 
 def _run_job(model, job) -> LSPEResult:
     settings, seed = job
-    return run_lspe(model, settings, rng=np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        # a worker's stderr is not the caller's: the stop is a field of the result, and
+        # run_jobs warns about it in the calling process
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return run_lspe(model, settings, rng=np.random.default_rng(seed))
 
 
 def run_jobs(model: crawling.CrawlingModel, jobs, *, max_workers: int | None = None) -> list:
@@ -317,7 +321,8 @@ def run_jobs(model: crawling.CrawlingModel, jobs, *, max_workers: int | None = N
     -------
     list of LSPEResult
         ``[run_lspe(model, s, rng=default_rng(seed)) for s, seed in jobs]``: the same list for
-        any number of workers.
+        any number of workers. Runs that stopped early (breakdown or divergence) say so in
+        their fields, and one ``RuntimeWarning`` here lists them.
     """
     jobs = list(jobs)
     for settings, _ in jobs:
@@ -328,8 +333,14 @@ def run_jobs(model: crawling.CrawlingModel, jobs, *, max_workers: int | None = N
         raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
     workers = min(len(jobs), max_workers or os.cpu_count() or 1)
     if workers <= 1:
-        return [_run_job(model, job) for job in jobs]
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(partial(_run_job, model), jobs))
+        results = [_run_job(model, job) for job in jobs]
+    else:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            results = list(pool.map(partial(_run_job, model), jobs))
+    stopped = [k for k, r in enumerate(results) if r.stopped_at is not None]
+    if stopped:
+        warnings.warn(f"{len(stopped)} of {len(results)} LSPE runs stopped early (jobs {stopped}; "
+                      "see breakdown_at and diverged_at)", RuntimeWarning, stacklevel=2)
+    return results
