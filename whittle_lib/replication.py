@@ -38,7 +38,6 @@ from . import stats as _stats
 __all__ = [
     "confidence_interval",
     "format_estimate",
-    "share_interval",
     "Status",
     "Row",
     "COLUMNS",
@@ -100,7 +99,8 @@ class Row:
 
 
 def confidence_interval(values, *, level: float = 0.95) -> tuple[float, float]:
-    """``(mean, half-width)`` of :func:`whittle_lib.stats.mean_interval` (Student t)."""
+    """``(mean, half-width)`` of :func:`whittle_lib.stats.mean_interval` (Student t), the pair
+    :func:`format_estimate` and :meth:`Comparison.number` take."""
     ci = _stats.mean_interval(values, level=level)
     return ci.estimate, ci.half_width
 
@@ -137,12 +137,6 @@ def format_estimate(mean: float, half_width: float, *, digits: int = 2) -> str:
         unit = 10 ** exponent
         return f"{round(mean / unit) * unit:d} ± {round(half_width / unit) * unit:d}"
     return f"{mean:.{-exponent}f} ± {half_width:.{-exponent}f}"
-
-
-def share_interval(successes: int, trials: int, *, z: float = 1.96) -> tuple[float, float]:
-    """``(low, high)`` of :func:`whittle_lib.stats.share_interval` (Wilson)."""
-    ci = _stats.share_interval(successes, trials, z=z)
-    return ci.low, ci.high
 
 
 def project_root(start: str | os.PathLike | None = None) -> Path:

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import stats
 
 from .. import crawling, policies
-from ..replication import share_interval
+from ..stats import share_interval
 
 __all__ = [
     "BaseLawReading",
@@ -187,7 +187,8 @@ def skip_sweep(arrival_rates, laws=BASE_LAW_READINGS, *, source: int = 0, M: int
                                      replications=replications, record=True, rng=g_long,
                                      **law.kwargs)
             tail = long.crawled[burn_in:, :, source]
-            lo, hi = share_interval(skipped, runs)
+            ci = share_interval(skipped, runs)
+            lo, hi = ci.low, ci.high
             out.append(SkipReading(rate, law, int(window), int(runs), skipped, lo, hi,
                                    float(1.0 - tail.mean()), int(tail.size)))
     return tuple(out)

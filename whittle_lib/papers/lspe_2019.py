@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import crawling, policies
 from ..learning.lspe import LSPEResult, LSPESettings, run_lspe
-from ..replication import share_interval
+from ..stats import share_interval
 
 __all__ = [
     "PRINTED",
@@ -252,7 +252,7 @@ class SingleRunVerdict:
     satisfied, runs : int
         How many of our runs satisfy the claim, out of how many.
     share_low, share_high : float
-        95% Wilson interval of the share (:func:`whittle_lib.replication.share_interval`).
+        95% Wilson interval of the share (:func:`whittle_lib.stats.share_interval`).
     holds : bool
         More than half of the runs satisfy it (a run like the paper's is more likely than
         not).
@@ -291,7 +291,8 @@ def judge_single_runs(values, low: float, high: float) -> SingleRunVerdict:
     if not low <= high:
         raise ValueError(f"low must not exceed high, got {low!r} > {high!r}")
     ok = int(np.sum((values >= low) & (values <= high)))
-    lo, hi = share_interval(ok, values.size)
+    ci = share_interval(ok, values.size)
+    lo, hi = ci.low, ci.high
     return SingleRunVerdict(ok, int(values.size), lo, hi, 2 * ok > values.size)
 
 
