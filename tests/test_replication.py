@@ -138,3 +138,16 @@ def test_summary_table_wraps_a_long_item_name_within_the_width():
     table = R.summary_table(cmp.rows)
     assert max(len(line) for line in table.splitlines()) <= 100
     assert "2019 paper Sec. V text," in table.splitlines()[2]
+
+
+def test_a_notebook_reads_the_papers_values_through_the_comparison():
+    cmp = R.Comparison("demo", expected=_expected())
+    row = cmp.paper("Table 1", "K=5", "C_s")
+    assert row.paper == "0.40000" and row.paper_value == 0.4 and row.tolerance == 5e-6
+    assert cmp.has("Table 1", "K=5", "N_s") and not cmp.has("Table 9", "K=5", "N_s")
+    assert cmp.keys(quantity="C_s") == [("Table 1", "K=5", "C_s")]
+    assert len(cmp.keys()) == 3 and cmp.keys("Lemma 2") == [("Lemma 2", "grid", "monotone")]
+    with pytest.raises(KeyError, match="not in data/expected/demo.csv"):
+        cmp.paper("Table 9", "K=5", "C_s")
+    with pytest.raises(ValueError, match="is a claim"):
+        cmp.paper("Lemma 2", "grid", "monotone").paper_value

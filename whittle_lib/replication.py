@@ -91,6 +91,13 @@ class Row:
     def key(self) -> tuple[str, str, str]:
         return (self.item, self.setting, self.quantity)
 
+    @property
+    def paper_value(self) -> float:
+        """The printed number as a float (``ValueError`` for a claim, which has none)."""
+        if not self.paper:
+            raise ValueError(f"{self.key} is a claim: the paper prints no number for it")
+        return float(self.paper)
+
     def as_record(self) -> dict[str, str]:
         tol = "" if math.isnan(self.tolerance) else f"{self.tolerance:g}"
         return {"item": self.item, "setting": self.setting, "quantity": self.quantity,
@@ -299,6 +306,31 @@ class Comparison:
     def row(self, item: str, setting: str, quantity: str) -> Row:
         """The recorded row with this key."""
         return self._rows[(item, setting, quantity)]
+
+    def paper(self, item: str, setting: str, quantity: str) -> Row:
+        """What the paper printed for this key, as transcribed in ``data/expected``: the row's
+        ``paper`` (text as printed), ``tolerance`` and ``note``. A notebook reads the paper's
+        values through here, never by indexing the comparison's tables.
+
+        Raises
+        ------
+        KeyError
+            If the key is not in the expected table.
+        """
+        key = (item, setting, quantity)
+        if key not in self.expected:
+            raise KeyError(f"{key} is not in data/expected/{self.notebook}.csv")
+        return self.expected[key]
+
+    def has(self, item: str, setting: str, quantity: str) -> bool:
+        """Whether the paper reports this key (it is in the expected table)."""
+        return (item, setting, quantity) in self.expected
+
+    def keys(self, item: str | None = None, quantity: str | None = None) -> list:
+        """The expected keys ``(item, setting, quantity)`` in the table's order, optionally
+        only those of one item and/or quantity."""
+        return [k for k in self.expected
+                if (item is None or k[0] == item) and (quantity is None or k[2] == quantity)]
 
     def _add(self, row: Row) -> None:
         if row.key in self._rows:
