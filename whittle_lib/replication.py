@@ -619,8 +619,15 @@ def render_report(results: Mapping[str, list[Row]]) -> str:
                     f"{_md_escape(r.quantity)} | {r.paper} | {r.replicated} | {r.status} | "
                     f"{_md_escape(r.note)} |" for r in sel]
             out.append("")
-        counts = status_counts(rows)
-        printed = counts["reproduced"] + counts["deviates"]
-        out += [f"{counts['reproduced']} of {printed} printed numbers reproduced within their "
-                f"tolerance.", ""]
+        numbers = [r for r in rows if r.paper]
+        reproduced = sum(r.status == Status.REPRODUCED.value for r in numbers)
+        depends = sum(r.status == Status.CLAIM_DEPENDS.value for r in numbers)
+        deviates = sum(r.status == Status.DEVIATES.value for r in numbers)
+        text = (f"{reproduced} of {len(numbers)} printed numbers reproduced within their "
+                f"tolerance")
+        if depends:
+            text += (f"; {depends} reproduced under some readings of what the paper leaves open "
+                     "and not under others (claim-depends)")
+        out += [f"{text}; {deviates} deviate." if numbers
+                else "The paper prints no number that this notebook reproduces: claims only.", ""]
     return "\n".join(out).rstrip() + "\n"
