@@ -151,3 +151,12 @@ def test_a_notebook_reads_the_papers_values_through_the_comparison():
         cmp.paper("Table 9", "K=5", "C_s")
     with pytest.raises(ValueError, match="is a claim"):
         cmp.paper("Lemma 2", "grid", "monotone").paper_value
+
+
+def test_an_undetermined_reading_makes_the_claim_depend():
+    cmp = R.Comparison("demo", expected=_expected())
+    cmp.claim_by_reading("Lemma 2", "grid", "monotone", {"8 runs": False, "4 runs": None},
+                         "shares of runs")
+    row = cmp.row("Lemma 2", "grid", "monotone")
+    assert row.status == "claim-depends"
+    assert "fails under 1 (8 runs), undetermined under 1 (4 runs)." in row.note

@@ -391,12 +391,15 @@ class Comparison:
         The status is ``claim-holds`` if the claim holds under every reading, ``claim-fails``
         if it fails under every one, and ``claim-depends`` otherwise; the note lists the
         readings under which it holds and fails (``DESIGN.md``: a verdict against a paper
-        stands only if it survives every defensible reading).
+        stands only if it survives every defensible reading). A reading whose verdict is
+        ``None`` is undetermined (for example too few runs to tell a share from 1/2): the
+        claim then neither holds nor fails everywhere, and the status is ``claim-depends``.
 
         Parameters
         ----------
         verdicts
-            ``{reading: holds}``, in the order the note should list them; at least one.
+            ``{reading: holds}`` with ``holds`` True, False or None (undetermined), in the
+            order the note should list them; at least one.
         evidence
             What was computed, for the note.
 
@@ -404,15 +407,20 @@ class Comparison:
         --------
         >>> Comparison._status_of({"d=1": True, "d=3": False}).value
         'claim-depends'
+        >>> Comparison._status_of({"8 runs": False, "4 runs": None}).value
+        'claim-depends'
         """
         verdicts = dict(verdicts)
         if not verdicts:
             raise ValueError(f"({item}, {setting}, {quantity}): verdicts is empty")
         status = self._status_of(verdicts)
-        holds = [k for k, v in verdicts.items() if v]
-        fails = [k for k, v in verdicts.items() if not v]
+        holds = [k for k, v in verdicts.items() if v is not None and v]
+        fails = [k for k, v in verdicts.items() if v is not None and not v]
+        open_ = [k for k, v in verdicts.items() if v is None]
         split = (f"holds under {len(holds)} of {len(verdicts)} readings ({'; '.join(holds)}), "
-                 f"fails under {len(fails)} ({'; '.join(fails)}).")
+                 f"fails under {len(fails)} ({'; '.join(fails)})")
+        split += (f", undetermined under {len(open_)} ({'; '.join(open_)})." if open_
+                  else ".")
         if status is Status.CLAIM_HOLDS:
             split = f"holds under all {len(verdicts)} readings ({'; '.join(holds)})."
         elif status is Status.CLAIM_FAILS:
@@ -428,10 +436,12 @@ class Comparison:
 
     @staticmethod
     def _status_of(verdicts: Mapping[str, bool]) -> Status:
-        values = [bool(v) for v in verdicts.values()]
-        if all(values):
+        values = list(verdicts.values())
+        if any(v is None for v in values):
+            return Status.CLAIM_DEPENDS
+        if all(bool(v) for v in values):
             return Status.CLAIM_HOLDS
-        if not any(values):
+        if not any(bool(v) for v in values):
             return Status.CLAIM_FAILS
         return Status.CLAIM_DEPENDS
 

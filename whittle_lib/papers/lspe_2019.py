@@ -258,6 +258,16 @@ class SingleRunVerdict:
         not).
     """
 
+    @property
+    def verdict(self) -> bool | None:
+        """True if the share's 95% interval lies above 1/2, False if below, None if it
+        contains 1/2 (too few runs to tell: the reading cannot carry a verdict)."""
+        if self.share_low > 0.5:
+            return True
+        if self.share_high < 0.5:
+            return False
+        return None
+
     satisfied: int
     runs: int
     share_low: float
