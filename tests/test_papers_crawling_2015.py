@@ -201,6 +201,9 @@ def test_check_index_forms_on_few_states():
     assert np.all(check.printed_above == 0)
     np.testing.assert_allclose(check.robust_above, check.above, rtol=1e-12)
     assert "states wrong (of 24)" in check.report()
+    # the 2018 form fails under every reading of zeta (it adds u alpha^zeta > 0)
+    readings = check.readings_2018()
+    assert len(readings) == 3 and not any(readings.values())
 
 
 def test_check_index_forms_validates():
@@ -262,6 +265,10 @@ def test_crawl_pattern_and_skip_table():
     s = c15.SkipReading(25.0, c15.BASE_LAW_READINGS[0], 30, 200, 53, 0.21, 0.33, 0.01305, 1000)
     lines = c15.skip_table([s]).splitlines()
     assert len(lines) == 2 and lines[1].split()[-4:] == ["53/200", "[0.21,", "0.33]", "1.305%"]
+    at_250 = c15.SkipReading(250.0, c15.BASE_LAW_READINGS[0], 30, 200, 2, 0.0, 0.03, 0.0001, 1000)
+    text = c15.skip_evidence([at_250, s], 0)
+    assert "runs of 30 periods (x(0) = u, 200 per reading)" in text
+    assert "(at most 1% of runs" in text and "skipped in 0 of 30 periods" in text
 
 
 def test_boundary_ties_and_tie_orders():
