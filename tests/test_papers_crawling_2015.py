@@ -141,3 +141,167 @@ def test_index_2018_exceeds_the_index_by_u_alpha_zeta_on_visited_states():
     zeta = crawling._eta_printed(x, u, alpha)
     np.testing.assert_allclose(c15.index_2018_with(zeta, x, u, alpha), crawling.index_2018(x, u, alpha),
                                rtol=1e-12)
+
+
+# -- Table I and the policies of Sec. VII ------------------------------------------------------
+
+def test_table_one_text_prints_the_derived_constants():
+    # Table I row 1 with alpha = e^-0.7, u_1 = 179.79 (Sec. VII) and u* = u / (1 - alpha)
+    lines = c15.table_one_text(crawling.table_one()).splitlines()
+    assert len(lines) == 5 and lines[0].startswith("source")
+    assert lines[1].split() == ["1", "1.00", "0.70", "250", "0.49659", "179.791", "357.143"]
+
+
+def test_crawling_only_source_1_earns_u1_as_printed():
+    # Sec. VII: "crawls only source 1 ... average reward 179.79", i.e. u_1 every period
+    model = crawling.table_one()
+    rule = c15.OnlySourceRule(0, model.n_sources)
+    assert rule(None, None, 0).tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert abs(policies.periodic_orbit(model, rule, 1).average_reward - 179.79) < 0.005
+    with pytest.raises(ValueError, match="source"):
+        c15.OnlySourceRule(4, 4)
+
+
+def test_printed_2018_rule_is_the_printed_form():
+    model = crawling.table_one()
+    x = model.u_star * 0.6
+    assert np.array_equal(c15.Printed2018Rule(model)(x, None, 0),
+                          crawling.index_2018(x, model.u, model.alpha))
+
+
+def test_starts_and_running_average():
+    model = crawling.table_one()
+    s = c15.starts(model)
+    assert s["x(0) = u (just crawled)"] is None
+    assert np.array_equal(s["x(0) = u* (full)"], model.u_star)
+    r = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_allclose(c15.running_average(r), [3.0, 2.0, 2.0])
+    # the same running average horizons_matching reads
+    assert c15.horizons_matching(r, 2.0, 0.0).tolist() == [2, 3]
+    with pytest.raises(ValueError, match="rewards"):
+        c15.running_average([])
+
+
+# -- Theorem 1 and its printed forms -----------------------------------------------------------
+
+def test_check_index_forms_on_few_states():
+    # independent references: the index by definition (root of eq. 15) and the engine's
+    # indices of the finite arm. Theorem 1 and 2019's form agree; 2018's exceeds the index by
+    # u alpha^zeta > 0 everywhere, so it is wrong on every visited state
+    check = c15.check_index_forms(crawling.table_one(), 6, extra_states=20)
+    assert check.states.shape == check.by_definition.shape == (4, 6)
+    assert check.indexable and check.engine_states == 26
+    assert check.engine_error <= check.tolerance
+    assert tuple(check.forms) == c15.INDEX_FORMS
+    assert check.holds("Theorem 1 (2015)") and check.holds("eqs. (4)-(5) (2019)")
+    assert check.holds("whittle_lib (robust ceiling)")
+    assert not check.holds("Sec. IV-A (2018)") and check.wrong("Sec. IV-A (2018)").all()
+    assert check.exact_eta_error <= check.tolerance
+    # at 1.5 u* the printed Theorem 1 gives 0 (log+ = 0) and the index is x itself
+    assert np.all(check.printed_above == 0)
+    np.testing.assert_allclose(check.robust_above, check.above, rtol=1e-12)
+    assert "states wrong (of 24)" in check.report()
+    # the 2018 form fails under every reading of zeta (it adds u alpha^zeta > 0)
+    readings = check.readings_2018()
+    assert len(readings) == 3 and not any(readings.values())
+
+
+def test_check_index_forms_validates():
+    with pytest.raises(ValueError, match="index_states"):
+        c15.check_index_forms(crawling.table_one(), 1)
+
+
+# -- Sec. VII's 254.66 and the quoted values ---------------------------------------------------
+
+def test_readings_254_none_gives_both_numbers():
+    # Sec. VII prints 254.66 (index) and 179.79 (source 1 only) in one sentence; the long-run
+    # average is 260.39 from every start (the relaxation bound, exact orbit); from empty sources
+    # the running average passes 254.66 at t = 61 (seen in the notebook) without 179.79
+    r = c15.readings_254(crawling.table_one(), 254.66, 0.005, 179.79, 0.005, horizon=80)
+    assert set(r.long_run) == set(c15.starts(crawling.table_one()))
+    assert all(abs(v - 260.3899) < 1e-4 for v in r.long_run.values())
+    assert r.t_hit == [61] and not any(r.readings.values())
+    assert r.hits_179["x(0) = u (just crawled)"].size == 80     # u_1 every period
+    assert all(len(v) == 80 for v in r.running.values())
+    assert "254.66" in r.diagnosis(260.39, 260.39, 179.79)
+    with pytest.raises(ValueError, match="horizon"):
+        c15.readings_254(crawling.table_one(), 254.66, 0.005, 179.79, 0.005, horizon=0)
+
+
+def test_deterministic_readings_keep_the_decay_rates():
+    model = crawling.table_one()
+    det = c15.deterministic_readings(model)
+    assert len(det) == 4
+    for m in det.values():
+        assert np.array_equal(m.mu, model.mu)
+    assert np.all(det["2019 Table I literally (xi-bar = 1)"].xi_mean == 1.0)
+
+
+def test_quoted_readings_small_run():
+    # 283 exceeds the relaxation bound 260.39 for M = 1; the budget that reaches it lies in
+    # (1, 2) and gives 283 to brentq's tolerance (2e-12 relative, far below 1e-6)
+    model = crawling.table_one()
+    q = c15.quoted_readings(model, 283.0, 0.5, 259.61, 0.005, periods=300, replications=2,
+                            burn_in=100, horizon=50, rng=7)
+    assert 1 < q.budget_283 < 2
+    assert abs(crawling.relaxation_bound(model, q.budget_283).bound - 283.0) < 1e-6
+    assert abs(q.bound - 260.3899) < 1e-4
+    assert len(q.spreads) == len(c15.BASE_LAW_READINGS)
+    assert q.spread_printed.label == "exponential xi"
+    assert not q.readings_283["deterministic, long run (any policy: relaxation bound)"]
+    assert set(q.det_283) <= set(q.det_value) and len(q.det_283) == 2
+    assert "283 exceeds the relaxation bound" in q.diagnosis_283()
+    again = c15.quoted_readings(model, 283.0, 0.5, 259.61, 0.005, periods=300, replications=2,
+                                burn_in=100, horizon=50, rng=7)
+    assert again.spreads == q.spreads          # seeded: reproducible
+
+
+# -- Fig. 3, Fig. 4 text, ties, the optimality gap ---------------------------------------------
+
+def test_crawl_pattern_and_skip_table():
+    assert c15.crawl_pattern([[True, False, True]]) == "  x\n  .\n  x"
+    with pytest.raises(ValueError, match="crawled"):
+        c15.crawl_pattern([True, False])
+    s = c15.SkipReading(25.0, c15.BASE_LAW_READINGS[0], 30, 200, 53, 0.21, 0.33, 0.01305, 1000)
+    lines = c15.skip_table([s]).splitlines()
+    assert len(lines) == 2 and lines[1].split()[-4:] == ["53/200", "[0.21,", "0.33]", "1.305%"]
+    at_250 = c15.SkipReading(250.0, c15.BASE_LAW_READINGS[0], 30, 200, 2, 0.0, 0.03, 0.0001, 1000)
+    text = c15.skip_evidence([at_250, s], 0)
+    assert "runs of 30 periods (x(0) = u, 200 per reading)" in text
+    assert "(at most 1% of runs" in text and "skipped in 0 of 30 periods" in text
+
+
+def test_boundary_ties_and_tie_orders():
+    # from x(0) = u no index ties at the top-M boundary; from empty sources every tie order
+    # gives the same long-run average (the relaxation bound for M = 1, exact orbit)
+    model = crawling.table_one()
+    assert c15.boundary_ties(model, 1, 100) == 0
+    (value,) = c15.tie_order_averages(model, 1)
+    assert abs(value - crawling.relaxation_bound(model, 1).bound) < 1e-6
+    with pytest.raises(ValueError, match="M"):
+        c15.boundary_ties(model, 4, 10)
+
+
+def test_optimality_gap_orders_the_policies():
+    # invariants: no policy beats the optimum (up to the age cap) nor the relaxation bound
+    model = crawling.table_one()
+    g = c15.optimality_gap(model, [1], 6)
+    assert g.names[-2:] == ("optimal", "bound") and g.names[0] == "index"
+    for name in g.names:
+        assert g.values[name, 1] <= g.values["bound", 1] + 1e-9
+    assert g.note("bound") == "Whittle relaxation: an upper bound"
+    assert "index / optimal" in g.report()
+
+
+def test_stochastic_comparison_is_seeded_and_keeps_known_values():
+    model = crawling.table_one()
+    seeds = np.random.SeedSequence(3).spawn(4)
+    kw = dict(periods=60, replications=3, burn_in=10, base_law="exponential", seeds=seeds)
+    a = c15.stochastic_comparison(model, [1], known={("index", 1): (1.0, 0.5)}, **kw)
+    b = c15.stochastic_comparison(model, [1], known={("index", 1): (1.0, 0.5)}, **kw)
+    assert a == b and a.estimates["index", 1] == (1.0, 0.5)
+    assert a.names == tuple(c15.comparison_rules(model, 1))
+    assert a.table().splitlines()[0].split()[0] == "policy"
+    with pytest.raises(ValueError, match="burn_in"):
+        c15.stochastic_comparison(model, [1], periods=10, replications=2, burn_in=10,
+                                  base_law="exponential", seeds=seeds)

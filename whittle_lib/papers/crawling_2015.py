@@ -23,12 +23,14 @@ K. Avrachenkov, V. Borkar, "Whittle Index Policy for Crawling Ephemeral Content"
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
-from .. import crawling, policies
+from .. import crawling, indices, policies
+from ..replication import confidence_interval, format_estimate
 from ..stats import share_interval
 
 __all__ = [
@@ -40,7 +42,31 @@ __all__ = [
     "one_run_spread",
     "horizons_matching",
     "index_2018_with",
+    "table_one_text",
+    "OnlySourceRule",
+    "Printed2018Rule",
+    "starts",
+    "running_average",
+    "INDEX_FORMS",
+    "IndexFormsCheck",
+    "check_index_forms",
+    "Readings254",
+    "readings_254",
+    "deterministic_readings",
+    "QuotedReadings",
+    "quoted_readings",
+    "crawl_pattern",
+    "skip_table",
+    "skip_evidence",
+    "boundary_ties",
+    "tie_order_averages",
+    "comparison_rules",
+    "OptimalityGap",
+    "optimality_gap",
+    "StochasticComparison",
+    "stochastic_comparison",
 ]
+
 
 @dataclass(frozen=True)
 class BaseLawReading:
@@ -317,3 +343,726 @@ def index_2018_with(zeta, x, u, alpha):
     zeta = np.asarray(zeta, dtype=float)
     power = alpha ** zeta
     return zeta * ((1 - alpha) * np.asarray(x, dtype=float) - u) + (power + (1 - power) / (1 - alpha)) * u
+
+
+# -- Table I ------------------------------------------------------------------------------------
+
+def table_one_text(model: crawling.CrawlingModel) -> str:
+    """Table I with the derived constants of eq. (1): ``alpha_i``, ``u_i`` and ``u*_i``.
+
+    Examples
+    --------
+    >>> print(table_one_text(crawling.table_one()).splitlines()[1])
+         1     1.00   0.70      250  0.49659   179.791   357.143
+    """
+    lines = ["source   xi-bar   mu     Lambda   alpha     u         u*"]
+    for i in range(model.n_sources):
+        lines.append(f"{i + 1:>6} {model.xi_mean[i]:>8.2f} {model.mu[i]:>6.2f}"
+                     f" {model.arrival_rate[i]:>8.0f} {model.alpha[i]:>8.5f} {model.u[i]:>9.3f}"
+                     f" {model.u_star[i]:>9.3f}")
+    return "\n".join(lines)
+
+
+# -- policies the paper's sentences name besides the index ---------------------------------------
+
+@dataclass(frozen=True)
+class OnlySourceRule:
+    """The greedy policy of Sec. VII, "crawls only source 1": a constant priority on one source.
+
+    Examples
+    --------
+    >>> OnlySourceRule(0, 4)(None, None, 0).tolist()
+    [1.0, 0.0, 0.0, 0.0]
+    """
+
+    source: int
+    n_sources: int
+
+    def __post_init__(self):
+        if not 0 <= self.source < self.n_sources:
+            raise ValueError(f"source must lie in [0, {self.n_sources}), got {self.source!r}")
+
+    def __call__(self, x, age, t):
+        priority = np.zeros(self.n_sources)
+        priority[self.source] = 1.0
+        return priority
+
+
+@dataclass(frozen=True)
+class Printed2018Rule:
+    """The 2018 paper's printed index form (its Sec. IV-A, :func:`crawling.index_2018`) as a
+    priority rule: the referee's counter-reading of the 2015 paper's reward."""
+
+    model: crawling.CrawlingModel
+
+    def __call__(self, x, age, t):
+        return crawling.index_2018(x, self.model.u, self.model.alpha)
+
+
+def starts(model: crawling.CrawlingModel) -> dict:
+    """The initial states we try where the paper gives none: just crawled (``x(0) = u``, the
+    simulator's default), empty sources, and full ones (``x(0) = u*``)."""
+    return {"x(0) = u (just crawled)": None, "x(0) = 0 (empty)": np.zeros(model.n_sources),
+            "x(0) = u* (full)": model.u_star}
+
+
+def running_average(rewards) -> np.ndarray:
+    """``(1/t) sum_{m<t} r(m)`` for ``t = 1, ..., len(rewards)``.
+
+    Examples
+    --------
+    >>> running_average([0.0, 2.0, 1.0]).tolist()
+    [0.0, 1.0, 1.0]
+    """
+    r = np.asarray(rewards, dtype=float)
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError(f"rewards must be a non-empty 1-d array, got shape {r.shape}")
+    return np.cumsum(r) / np.arange(1, r.size + 1)
+
+
+# -- Theorem 1 and its printed forms -------------------------------------------------------------
+
+#: The printed forms of the index, by where they are printed.
+INDEX_FORMS = ("Theorem 1 (2015)", "Remark after Theorem 1 (2015)", "eqs. (4)-(5) (2019)",
+               "Sec. IV-A (2018)", "whittle_lib (robust ceiling)")
+
+
+@dataclass(frozen=True)
+class IndexFormsCheck:
+    """The printed forms of the index against the index by definition, on the visited states.
+
+    Attributes
+    ----------
+    states : ndarray, shape (N, k)
+        The visited states ``x_1..x_k`` of each source (Remark after Theorem 1).
+    by_definition : ndarray, shape (N, k)
+        :func:`crawling.index_by_definition`: the subsidy at which the best period passes
+        from ``k`` to ``k + 1`` (eq. 15).
+    engine_indices : ndarray, shape (N, k)
+        The Whittle indices of the finite arms of visited states (:mod:`whittle_lib.indices`).
+    indexable : bool
+        Whether the engine finds every finite arm indexable (Lemma 4).
+    engine_states : int
+        States of each finite arm.
+    forms : dict of str to ndarray
+        Each printed form (:data:`INDEX_FORMS`) on ``states``.
+    errors : dict of str to ndarray
+        ``|form - by_definition|``.
+    tolerance : float
+        ``1e-9 max u*``: agreement to rounding (the root finder's tolerance is ``1e-12 u*``).
+    exact_eta_error : float
+        Largest error of the Remark's simplified index with the exact ``eta``.
+    errors_2018 : dict of str to ndarray
+        The 2018 form's errors under each reading of its ``zeta`` and of its states.
+    above : ndarray, shape (N,)
+        ``1.5 u*``, a state reached only in the stochastic model.
+    """
+
+    states: np.ndarray
+    by_definition: np.ndarray
+    engine_indices: np.ndarray
+    indexable: bool
+    engine_states: int
+    forms: dict
+    errors: dict
+    tolerance: float
+    exact_eta_error: float
+    errors_2018: dict
+    above: np.ndarray
+    printed_above: np.ndarray
+    robust_above: np.ndarray
+
+    @property
+    def engine_error(self) -> float:
+        """Largest ``|engine - by_definition|``."""
+        return float(np.abs(self.engine_indices - self.by_definition).max())
+
+    def holds(self, form: str) -> bool:
+        """Whether a printed form equals the index by definition on every visited state."""
+        return bool(self.errors[form].max() <= self.tolerance)
+
+    def wrong(self, form: str) -> np.ndarray:
+        """Where a printed form misses the index by definition (boolean, shape ``(N, k)``)."""
+        return self.errors[form] > self.tolerance
+
+    def readings_2018(self) -> dict:
+        """Whether the 2018 form equals the index under each reading, labelled with its error."""
+        return {f"{name} (max error {e.max():.3g})": bool(e.max() <= self.tolerance)
+                for name, e in self.errors_2018.items()}
+
+    def report(self) -> str:
+        """The comparison as a table of forms, and the index at ``1.5 u*``."""
+        lines = [f"engine vs definition: max |difference| = {self.engine_error:.2e}"
+                 f" (indexable: {self.indexable})",
+                 f"\n{'form':<32}{'max |form - definition|':>25}"
+                 f"{'states wrong (of ' + str(self.states.size) + ')':>22}"]
+        for name, err in self.errors.items():
+            lines.append(f"{name:<32}{err.max():>25.3e}{int(np.sum(err > self.tolerance)):>22}")
+        lines.append("\nat x = 1.5 u* (reached only in the stochastic model): index by definition = x")
+        lines.append(f"  Theorem 1 as printed: {np.round(self.printed_above, 3)}")
+        lines.append(f"  whittle_lib:          {np.round(self.robust_above, 3)}")
+        return "\n".join(lines)
+
+
+def check_index_forms(model: crawling.CrawlingModel, index_states: int, *,
+                      extra_states: int = 40) -> IndexFormsCheck:
+    """Check Theorem 1, the Remark after it, the 2019 and 2018 forms on the visited states.
+
+    The index by definition (eq. 15 and Lemma 5: the subsidy at which crawling every ``k`` and
+    every ``k + 1`` periods earn the same) is the reference; the engine's indices of the finite
+    arm of ``index_states + extra_states`` visited states are a second one.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    index_states : int
+        Visited states ``x_1..x_k`` checked per source.
+    extra_states : int
+        States of the finite arm beyond ``index_states`` (its last states feel the truncation).
+
+    Returns
+    -------
+    IndexFormsCheck
+
+    References
+    ----------
+    Avrachenkov & Borkar 2015, Theorem 1 and the Remark after it, Lemmas 4-5, eq. (15);
+    2019 paper eqs. (4)-(5); Borkar & Chadha 2018, Sec. IV-A.
+    """
+    if int(index_states) != index_states or index_states < 2:
+        raise ValueError(f"index_states must be an integer >= 2, got {index_states!r}")
+    if int(extra_states) != extra_states or extra_states < 0:
+        raise ValueError(f"extra_states must be an integer >= 0, got {extra_states!r}")
+    k = np.arange(1, index_states + 1)
+    u, alpha = model.u[:, None], model.alpha[:, None]
+    x = crawling.visited_states(u, alpha, k)
+    by_definition = np.array([[crawling.index_by_definition(j, model.u[i], model.alpha[i])
+                               for j in k] for i in range(model.n_sources)])
+    engine = [indices.whittle_indices(
+        crawling.visited_state_arm(model.u[i], model.alpha[i], index_states + extra_states),
+        discount=1.0) for i in range(model.n_sources)]
+    engine_indices = np.array([r.indices[:index_states] for r in engine])
+    tol = 1e-9 * model.u_star.max()
+    theorem1 = crawling.index_theorem1(x, u, alpha)
+    forms = dict(zip(INDEX_FORMS, (
+        theorem1, crawling.index_remark(x, u, alpha),
+        crawling.index_theorem1(x, u, alpha),   # the same expression, with zeta for eta
+        crawling.index_2018(x, u, alpha), crawling.whittle_index(x, u, alpha))))
+    errors = {name: np.abs(values - by_definition) for name, values in forms.items()}
+    with_exact_eta = crawling.periods_to_reach(x, u, alpha) * ((1 - alpha) * x - u) + x
+    exact_zeta = crawling.periods_to_reach(x, u, alpha)
+    between = crawling.visited_states(u, alpha, k[:-1] + 0.5)      # half-way between visited states
+    errors_2018 = {
+        "visited states, zeta by the floating ceiling (as printed)": errors["Sec. IV-A (2018)"],
+        "visited states, exact zeta": np.abs(index_2018_with(exact_zeta, x, u, alpha)
+                                             - by_definition),
+        "states half-way between visited ones, exact zeta": np.abs(
+            index_2018_with(crawling.periods_to_reach(between, u, alpha), between, u, alpha)
+            - crawling.whittle_index(between, u, alpha)),
+    }
+    above = 1.5 * model.u_star
+    return IndexFormsCheck(
+        x, by_definition, engine_indices, all(r.indexable for r in engine),
+        int(index_states + extra_states), forms, errors, tol,
+        float(np.abs(with_exact_eta - by_definition).max()), errors_2018, above,
+        crawling.index_theorem1(above, model.u, model.alpha),
+        crawling.whittle_index(above, model.u, model.alpha))
+
+
+# -- Sec. VII: "the average reward 254.66" -------------------------------------------------------
+
+@dataclass(frozen=True)
+class Readings254:
+    """The readings of Sec. VII's sentence "... the average reward 179.79 ... 254.66".
+
+    A reading must give both numbers of the sentence: 254.66 for the index policy and 179.79 for
+    crawling only source 1. Tried: the long-run average (objective (4)) from every start, the
+    running average over every horizon ``t <= horizon`` from every start, and a referee's
+    counter-reading, the 2018 paper's printed index form from just-crawled sources.
+
+    Attributes
+    ----------
+    horizon : int
+    running : dict of str to ndarray
+        Running average of the index policy (``M = 1``) from each start (:func:`starts`).
+    crossing : dict of str to list of int
+        Horizons at which it is within the tolerance of 254.66.
+    long_run : dict of str to float
+        The long-run average from each start.
+    hits_179 : dict of str to ndarray
+        Horizons at which crawling only source 1 averages 179.79 from each start.
+    both : dict of str to list of int
+        Horizons giving both numbers, from each start.
+    greedy_at_hit : list of float
+        What crawling only source 1 averages from empty sources at the horizons where the
+        index policy gives 254.66.
+    hits_2018 : list of int
+        Horizons at which the 2018 printed form, from ``x(0) = u``, averages 254.66.
+    pattern_2018 : ndarray of int
+        Sources (1-based) the 2018 printed form crawls in periods 4..11.
+    readings : dict of str to bool
+        Whether each reading gives both numbers.
+    """
+
+    horizon: int
+    target: float
+    tolerance: float
+    running: dict
+    crossing: dict
+    long_run: dict
+    hits_179: dict
+    both: dict
+    greedy_at_hit: list
+    hits_2018: list
+    pattern_2018: np.ndarray
+    readings: dict
+
+    @property
+    def t_hit(self) -> list:
+        """Horizons at which the index policy from empty sources averages 254.66."""
+        return self.crossing["x(0) = 0 (empty)"]
+
+    def report(self) -> str:
+        """What each start gives, and the 2018 counter-reading."""
+        lines = [f"{label}: long-run {self.long_run[label]:.4f}; 179.79 at "
+                 f"{self.hits_179[label].size} horizons; both numbers at t = {self.both[label]}"
+                 for label in self.long_run]
+        lines.append(f"2018 printed form from x(0) = u: running average within {self.tolerance} of "
+                     f"{self.target} at t = {self.hits_2018}; sources crawled "
+                     f"{self.pattern_2018.tolist()}")
+        return "\n".join(lines)
+
+    def diagnosis(self, average: float, bound: float, target_179: float) -> str:
+        """Why no reading reproduces the printed number (the ``deviates`` row's note)."""
+        return (
+            f"The long-run average is {average:.2f}, equal to the relaxation bound "
+            f"{bound:.2f}: no policy earns more in the long run. Readings tried, none gives both "
+            f"numbers of the sentence ({self.target} and {target_179}): "
+            + "; ".join(self.readings) + ". The running "
+            f"average from empty sources passes {self.target} at t = {self.t_hit}, where crawling "
+            f"only source 1 averages {', '.join(f'{g:.2f}' for g in self.greedy_at_hit)}, not "
+            f"{target_179}: a horizon found by "
+            "search that breaks the same sentence's other number is not a reading of the paper. The 2018 "
+            f"paper's printed index form (not the 2015 index) from just-crawled sources passes "
+            f"{self.target} at t = {self.hits_2018} with 179.79 intact, but it crawls sources "
+            f"{self.pattern_2018[:6].tolist()}..., not "
+            "sources 1 and 2 each with period two as the same paper's Fig. 2 says, and the horizon is again "
+            "found by search (a few hits among thousands of (reading, horizon) pairs are what chance gives).")
+
+
+def readings_254(model: crawling.CrawlingModel, target: float, tolerance: float,
+                 target_179: float, tolerance_179: float, *, horizon: int = 400) -> Readings254:
+    """Run every reading of "the average reward 254.66" (Sec. VII) on the deterministic model.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+        Table I.
+    target, tolerance : float
+        The printed 254.66 and its printing tolerance.
+    target_179, tolerance_179 : float
+        The same sentence's 179.79 (crawling only source 1) and its tolerance.
+    horizon : int
+        Longest running average tried.
+
+    Returns
+    -------
+    Readings254
+    """
+    if int(horizon) != horizon or horizon < 1:
+        raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
+    whittle = policies.WhittleRule(model)
+    only_1 = OnlySourceRule(0, model.n_sources)
+    running, crossing, long_run, hits_179, both = {}, {}, {}, {}, {}
+    for label, x0 in starts(model).items():
+        running[label] = running_average(policies.simulate(model, whittle, 1, horizon, x0=x0).rewards)
+        crossing[label] = (np.flatnonzero(np.abs(running[label] - target) <= tolerance) + 1).tolist()
+    for label, x0 in starts(model).items():
+        long_run[label] = policies.periodic_orbit(model, whittle, 1, x0=x0).average_reward
+    for label, x0 in starts(model).items():
+        greedy = policies.simulate(model, only_1, 1, horizon, x0=x0).rewards
+        hits_179[label] = horizons_matching(greedy, target_179, tolerance_179)
+        both[label] = sorted(set(crossing[label]) & set(hits_179[label].tolist()))
+    greedy_at_hit = [float(np.mean(policies.simulate(model, only_1, 1, t,
+                                                     x0=np.zeros(model.n_sources)).rewards))
+                     for t in crossing["x(0) = 0 (empty)"]]
+    readings = {"long-run average (objective (4)) from x(0) = u, 0 or u*":
+                all(abs(v - target) <= tolerance for v in long_run.values())}
+    for label in starts(model):
+        readings[f"average over the first t <= {horizon} periods from {label.split(' (')[0]}"] = \
+            bool(both[label])
+    printed = Printed2018Rule(model)
+    r_2018 = policies.simulate(model, printed, 1, horizon).rewards
+    hits_2018 = horizons_matching(r_2018, target, tolerance).tolist()
+    pattern_2018 = policies.simulate(model, printed, 1, 12, record=True).crawled[4:].argmax(-1) + 1
+    return Readings254(int(horizon), target, tolerance, running, crossing, long_run, hits_179,
+                       both, greedy_at_hit, hits_2018, pattern_2018, readings)
+
+
+# -- the values quoted for Table I by the 2018 and 2019 papers -----------------------------------
+
+def deterministic_readings(model: crawling.CrawlingModel) -> dict:
+    """Table I under the other readings of its constants in the later papers.
+
+    The 2018 paper's Table I prints ``Lambda_i = 25``; its ``theta`` may be read as the rate of
+    ``xi`` (mean ``1/theta``); the 2019 paper's Table I, read literally, has ``xi-bar = 1``.
+    """
+    return {
+        "Lambda = 25 (2018 Table I as printed)": crawling.table_one(arrival_rate=25.0),
+        "theta the rate of xi (mean 1/theta)": crawling.CrawlingModel(
+            1 / model.xi_mean, model.mu, model.arrival_rate),
+        "Lambda = 25 and theta the rate": crawling.CrawlingModel(1 / model.xi_mean, model.mu, 25.0),
+        "2019 Table I literally (xi-bar = 1)": crawling.CrawlingModel(
+            np.ones(model.n_sources), model.mu, model.arrival_rate),
+    }
+
+
+@dataclass(frozen=True)
+class QuotedReadings:
+    """The readings of the rewards 283 (2019 paper, Sec. V) and 259.61 (2018, Table II) quoted
+    for the index policy on Table I with ``M = 1``.
+
+    Attributes
+    ----------
+    budget_283 : float
+        The budget ``M`` at which the relaxation bound reaches 283.
+    spreads : tuple of RunSpread
+        One run of ``run_length`` periods of the index policy, per law of ``xi``.
+    spread_printed : RunSpread
+        The same for the 2018 printed index form, exponential ``xi``.
+    det_value : dict of str to float
+        The deterministic long-run average under each of :func:`deterministic_readings`.
+    running_283 : dict of str to list of int
+        Horizons at which the running average from each start is within the tolerance of 283.
+    readings_283, readings_259 : dict of str to bool
+        Whether each reading gives the quoted value.
+    """
+
+    horizon: int
+    run_length: int
+    target_283: float
+    tolerance_283: float
+    bound: float
+    budget_283: float
+    spreads: tuple
+    spread_printed: RunSpread
+    det_value: dict
+    running_283: dict
+    readings_283: dict
+    readings_259: dict
+
+    @property
+    def det_283(self) -> dict:
+        """The deterministic readings open to the 2019 paper (which has no ``theta``)."""
+        return {n: v for n, v in self.det_value.items() if "theta" not in n}
+
+    def report(self) -> str:
+        """The budget, the spreads of one run and the deterministic readings."""
+        lines = [f"relaxation bound reaches 283 at a budget of M = {self.budget_283:.3f} crawls per period",
+                 f"\none run of {self.run_length} periods, M = 1 (95% prediction interval):"]
+        for sp in self.spreads + (self.spread_printed,):
+            name = sp.label + (", 2018 printed index" if sp is self.spread_printed else "")
+            lines.append(f"  {name:<44} mean {sp.mean:8.2f}   [{sp.low:.2f}, {sp.high:.2f}]")
+        lines.append("\ndeterministic long-run average, M = 1:")
+        lines += [f"  {name:<44} {v:10.2f}" for name, v in self.det_value.items()]
+        lines += [f"running average within {self.tolerance_283} of {self.target_283:g} from {label}: t = {hits}"
+                  for label, hits in self.running_283.items()]
+        return "\n".join(lines)
+
+    def diagnosis_283(self) -> str:
+        """Why no reading gives 283."""
+        return (f"{self.target_283:g} exceeds the relaxation bound {self.bound:.2f} for M = 1 on the "
+                f"deterministic model (any policy); it would need {self.budget_283:.2f} crawls per "
+                f"period on average. No reading gives it: running averages from x(0) = u, 0, u* "
+                f"(t <= {self.horizon}); one run of 10000 periods of the stochastic model under every "
+                "law of xi (95% prediction intervals up to "
+                f"{max(sp.high for sp in self.spreads):.1f}); "
+                + "; ".join(f"{n}: {v:.2f}" for n, v in self.det_283.items()))
+
+    def evidence_259(self, estimate: str, replications: int, periods: int) -> str:
+        """How 259.61 is judged, with our mean ``estimate`` over ``replications`` runs of
+        ``periods`` periods."""
+        return ("One run of 10000 periods (the paper's length) has a 95% prediction interval; the printed value "
+                "is judged against it, not against the mean of many runs. Our mean over "
+                f"{replications} x {periods} periods: {estimate}; "
+                "see 03_rl_index_learning for what the 2018 paper simulated")
+
+
+def quoted_readings(model: crawling.CrawlingModel, target_283: float, tolerance_283: float,
+                    target_259: float, tolerance_259: float, *, periods: int = 2000,
+                    replications: int = 10, burn_in: int = 100, horizon: int = 400,
+                    run_length: int = 10_000, rng) -> QuotedReadings:
+    """Try every reading of the rewards the later papers quote for Table I, ``M = 1``.
+
+    283 (2019 paper, Sec. V): the relaxation bound, the running averages from every start
+    (:func:`starts`), one run of the stochastic model per law of ``xi`` (:func:`one_run_spread`)
+    and the deterministic readings of the constants (:func:`deterministic_readings`, without
+    ``theta``). 259.61 (2018 paper, Table II, one run of 10000 periods, exponential ``xi``): one
+    run of the index policy and of the 2018 printed form, and the deterministic readings.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    target_283, tolerance_283, target_259, tolerance_259 : float
+        The quoted values and their printing tolerances.
+    periods, replications, burn_in : int
+        The stochastic runs behind each one-run spread.
+    horizon : int
+        Longest running average tried.
+    run_length : int
+        The length of the quoted run.
+    rng : numpy.random.Generator or seed
+        Split into two streams: the laws of ``xi``, then the 2018 printed form.
+
+    Returns
+    -------
+    QuotedReadings
+    """
+    whittle = policies.WhittleRule(model)
+    bound = crawling.relaxation_bound(model, 1).bound
+    budget = optimize.brentq(lambda M: crawling.relaxation_bound(model, M).bound - target_283, 1.0, 2.0)
+    rng_laws, rng_printed = np.random.default_rng(rng).spawn(2)
+    spreads = one_run_spread(model, whittle, 1, periods=periods, replications=replications,
+                             burn_in=burn_in, run_length=run_length, rng=rng_laws)
+    spread_printed = one_run_spread(model, Printed2018Rule(model), 1, laws=BASE_LAW_READINGS[1:2],
+                                    periods=periods, replications=replications, burn_in=burn_in,
+                                    run_length=run_length, rng=rng_printed)[0]
+    det_value = {name: policies.periodic_orbit(m, policies.WhittleRule(m), 1).average_reward
+                 for name, m in deterministic_readings(model).items()}
+    running_283 = {label: horizons_matching(
+        policies.simulate(model, whittle, 1, horizon, x0=x0).rewards, target_283, tolerance_283).tolist()
+        for label, x0 in starts(model).items()}
+    readings_283 = {"deterministic, long run (any policy: relaxation bound)":
+                    abs(bound - target_283) <= tolerance_283}
+    readings_283 |= {f"running average from {lab.split(' (')[0]}, t <= {horizon}": bool(h)
+                     for lab, h in running_283.items()}
+    readings_283 |= {f"stochastic, {sp.label}": sp.contains(target_283, tolerance_283) for sp in spreads}
+    readings_283 |= {name: abs(v - target_283) <= tolerance_283 for name, v in det_value.items()
+                     if "theta" not in name}   # the 2019 paper has no theta
+    readings_259 = {f"Lambda = 250, exact index, exponential xi: [{sp.low:.2f}, {sp.high:.2f}]":
+                    sp.contains(target_259, tolerance_259) for sp in spreads[1:2]}
+    readings_259[f"Lambda = 250, 2018 printed index: [{spread_printed.low:.2f}, "
+                 f"{spread_printed.high:.2f}]"] = spread_printed.contains(target_259, tolerance_259)
+    readings_259 |= {f"{n}: {v:.2f}": abs(v - target_259) <= tolerance_259
+                     for n, v in det_value.items() if "2019" not in n}
+    return QuotedReadings(int(horizon), int(run_length), target_283, tolerance_283, bound, budget,
+                          spreads, spread_printed, det_value, running_283, readings_283, readings_259)
+
+
+# -- Fig. 3 and the sweep of Fig. 4 as text ------------------------------------------------------
+
+def crawl_pattern(crawled) -> str:
+    """The crawls of a cycle, one line per source: ``x`` crawled, ``.`` not.
+
+    Examples
+    --------
+    >>> print(crawl_pattern([[True, False], [False, True]]))
+      x .
+      . x
+    """
+    crawled = np.asarray(crawled, dtype=bool)
+    if crawled.ndim != 2:
+        raise ValueError(f"crawled must be 2-d (periods, sources), got shape {crawled.shape}")
+    return "\n".join("  " + " ".join("x" if c else "." for c in row) for row in crawled.T)
+
+
+def skip_table(sweep) -> str:
+    """The readings of Fig. 4's claim (:func:`skip_sweep`) as a table."""
+    lines = [f"{'reading':<38}{'runs with a skip':>17}{'95% interval':>15}{'periods skipped':>17}"]
+    for s in sweep:
+        lines.append(f"{s.label:<38}{f'{s.runs_with_skip}/{s.runs}':>17}"
+                     f"{f'[{s.share_low:.2f}, {s.share_high:.2f}]':>15}{s.long_run_skip:>17.3%}")
+    return "\n".join(lines)
+
+
+def skip_evidence(sweep, skipped_in_figure: int) -> str:
+    """How Fig. 4's claim is judged, and what the sweep (:func:`skip_sweep`, rates 250 and 25)
+    found; ``skipped_in_figure`` is the number of periods the figure's own run skips source 1."""
+    at_250 = [s for s in sweep if s.arrival_rate == 250.0]
+    window, runs = sweep[0].window, sweep[0].runs
+    return (
+        f"Judged by the share of single runs of {window} periods (x(0) = u, {runs} per reading) "
+        "in which source 1 is skipped at least once; holds if more than half. With Table I's Lambda = 250 "
+        "it fails under every law, even with infinite variance (at most "
+        f"{max(s.share for s in at_250):.0%} of runs; long-run share of periods skipped "
+        f"{', '.join(f'{s.long_run_skip:.2%}' for s in at_250)}); with the 2018 paper's Lambda = 25 it holds "
+        "for every random base utility. Deterministic model: never skipped. Our figure's run (exponential, "
+        f"Lambda = 250): skipped in {skipped_in_figure} of {window} periods.")
+
+
+# -- beyond the paper: tie-breaking and the optimality gap ---------------------------------------
+
+def boundary_ties(model: crawling.CrawlingModel, M: int, n_periods: int) -> int:
+    """Periods in which the ``M``-th and ``(M+1)``-th largest indices are equal, on the
+    deterministic model from just-crawled sources under the index policy."""
+    if int(M) != M or not 1 <= M < model.n_sources:
+        raise ValueError(f"M must be an integer in [1, {model.n_sources}), got {M!r}")
+    whittle = policies.WhittleRule(model)
+    run = policies.simulate(model, whittle, M, n_periods, record=True)
+    ranked = -np.sort(-whittle(run.states, None, 0), axis=1)
+    return int(np.sum(ranked[:, M - 1] == ranked[:, M]))
+
+
+def tie_order_averages(model: crawling.CrawlingModel, M: int, *, decimals: int = 9) -> list:
+    """The long-run averages of the index policy from empty sources under every tie order.
+
+    A tie order is a relabelling of the sources, since our rule breaks ties in favour of the
+    lowest label; at ``x(0) = 0`` every index is 0, so the first crawl is an ``N``-way tie.
+
+    Returns
+    -------
+    list of float
+        The distinct averages (rounded to ``decimals``), sorted.
+    """
+    values = set()
+    for order in itertools.permutations(range(model.n_sources)):
+        relabelled = model.subset(list(order))
+        orbit = policies.periodic_orbit(relabelled, policies.WhittleRule(relabelled), M,
+                                        x0=np.zeros(model.n_sources))
+        values.add(round(orbit.average_reward, decimals))
+    return sorted(values)
+
+
+def comparison_rules(model: crawling.CrawlingModel, M: int) -> dict:
+    """The policies we compare with the index policy, by name (the optimality-gap section).
+
+    The 2018 greedy rule (Borkar & Chadha) equals the current-value greedy rule on the
+    deterministic model; round robin crawls disjoint blocks of ``M`` sources in turn.
+    """
+    n = model.n_sources
+    return {"index": policies.WhittleRule(model), "greedy (current value)": policies.CurrentValueRule(),
+            "greedy (2018)": policies.ExpectedValueRule(model),
+            "round robin (blocks)": policies.RoundRobinRule(n, M)}
+
+
+@dataclass(frozen=True)
+class OptimalityGap:
+    """Exact long-run averages of the index policy and of other policies, with the optimum.
+
+    Attributes
+    ----------
+    M_values : tuple of int
+    names : tuple of str
+        The policies, then ``"optimal"`` and ``"bound"``.
+    values : dict of (str, int) to float
+        Long-run average reward by ``(name, M)``.
+    n_states : dict of int to int
+        States of the joint MDP behind the optimum, per ``M``.
+    cap_binds : dict of int to bool
+        Whether the age cap binds on the optimal cycle, per ``M``.
+    age_cap : int
+    """
+
+    M_values: tuple
+    names: tuple
+    values: dict
+    n_states: dict
+    cap_binds: dict
+    age_cap: int
+
+    def note(self, name: str) -> str:
+        """What a row of the results file is."""
+        if name == "optimal":
+            return f"exact optimum with ages capped at {self.age_cap} (a lower bound)"
+        return "Whittle relaxation: an upper bound" if name == "bound" else "exact long-run average"
+
+    def report(self) -> str:
+        """The optimum's size, and the table of averages by policy and ``M``."""
+        gap, Ms = self.values, self.M_values
+        lines = [f"M = {M}: optimum over {self.n_states[M]} joint states, cap binds on the optimal "
+                 f"cycle: {self.cap_binds[M]}" for M in Ms]
+        lines.append(f"\n{'policy':<26}" + "".join(f"{'M = ' + str(M):>12}" for M in Ms))
+        lines += [f"{name:<26}" + "".join(f"{gap[name, M]:>12.3f}" for M in Ms) for name in self.names]
+        lines.append(f"{'index / optimal':<26}"
+                     + "".join(f"{gap['index', M] / gap['optimal', M]:>12.5f}" for M in Ms))
+        return "\n".join(lines)
+
+
+def optimality_gap(model: crawling.CrawlingModel, M_values, age_cap: int) -> OptimalityGap:
+    """The index policy against greedy and round-robin rules, the exact optimum and the bound.
+
+    On the deterministic model every policy's long-run average is exact
+    (:func:`policies.periodic_orbit`); the optimum is the age-capped MDP
+    (:func:`crawling.optimal_crawling`) and the bound Whittle's relaxation
+    (:func:`crawling.relaxation_bound`).
+    """
+    M_values = tuple(M_values)
+    values, n_states, cap_binds = {}, {}, {}
+    names = None
+    for M in M_values:
+        rules = comparison_rules(model, M)
+        rules["round robin (sliding)"] = policies.RoundRobinRule(model.n_sources, 1)
+        names = tuple(rules) + ("optimal", "bound")
+        for name, rule in rules.items():
+            values[name, M] = policies.periodic_orbit(model, rule, M).average_reward
+        optimum = crawling.optimal_crawling(model, M, age_cap)
+        values["optimal", M] = optimum.average_reward
+        values["bound", M] = crawling.relaxation_bound(model, M).bound
+        n_states[M], cap_binds[M] = optimum.n_states, optimum.cap_binds
+    return OptimalityGap(M_values, names, values, n_states, cap_binds, age_cap)
+
+
+@dataclass(frozen=True)
+class StochasticComparison:
+    """Mean rewards, with 95 % confidence intervals, of the policies on the stochastic model.
+
+    Attributes
+    ----------
+    M_values : tuple of int
+    names : tuple of str
+    estimates : dict of (str, int) to (float, float)
+        ``(mean, half-width)`` over the replications, by ``(name, M)``.
+    """
+
+    M_values: tuple
+    names: tuple
+    estimates: dict
+
+    def formatted(self, name: str, M: int) -> str:
+        """``"mean ± half-width"`` of one policy and budget."""
+        return format_estimate(*self.estimates[name, M])
+
+    def table(self) -> str:
+        """The estimates by policy and ``M``."""
+        lines = [f"{'policy':<26}" + "".join(f"{'M = ' + str(M):>20}" for M in self.M_values)]
+        lines += [f"{name:<26}" + "".join(f"{self.formatted(name, M):>20}" for M in self.M_values)
+                  for name in self.names]
+        return "\n".join(lines)
+
+
+def stochastic_comparison(model: crawling.CrawlingModel, M_values, *, periods: int,
+                          replications: int, burn_in: int, base_law: str, seeds,
+                          known=None) -> StochasticComparison:
+    """The policies of :func:`comparison_rules` on the stochastic model (eq. 17).
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    M_values : sequence of int
+    periods, replications, burn_in : int
+        ``replications`` runs of ``periods`` periods, the first ``burn_in`` dropped.
+    base_law : str
+        The law of ``xi``.
+    seeds : sequence of numpy.random.SeedSequence
+        One per (``M``, rule), ``M``-major: ``seeds[4 j + r]`` for the ``r``-th rule and the
+        ``j``-th budget.
+    known : dict of (str, int) to (float, float), optional
+        Estimates already made (their runs are skipped and their seeds unused).
+    """
+    known = dict(known or {})
+    if int(burn_in) != burn_in or not 0 <= burn_in < periods:
+        raise ValueError(f"burn_in must be an integer in [0, periods), got {burn_in!r}")
+    estimates = {}
+    names = ()
+    for j, M in enumerate(M_values):
+        rules = comparison_rules(model, M)
+        names = tuple(rules)
+        for r, (name, rule) in enumerate(rules.items()):
+            if (name, M) in known:
+                estimates[name, M] = known[name, M]
+                continue
+            run = policies.simulate(model, rule, M, periods, stochastic=True, base_law=base_law,
+                                    replications=replications,
+                                    rng=np.random.default_rng(seeds[len(rules) * j + r]))
+            estimates[name, M] = confidence_interval(run.rewards[burn_in:].mean(axis=0))
+    return StochasticComparison(tuple(M_values), names, estimates)
