@@ -628,7 +628,7 @@ class Readings254:
                  f"{self.hits_179[label].size} horizons; both numbers at t = {self.both[label]}"
                  for label in self.long_run]
         lines.append(f"2018 printed form from x(0) = u: running average within {self.tolerance} of "
-                     f"{self.target} at t = {self.hits_2018}; sources crawled "
+                     f"{self.target} at t = {self.hits_2018};\n  sources crawled "
                      f"{self.pattern_2018.tolist()}")
         return "\n".join(lines)
 
