@@ -264,3 +264,16 @@ def test_n_max_readings_fig7_instance():
     nm = P.n_max_readings(0.1, 1.0, 1.4, 5, opt, 16)
     assert nm.pool_of_run and not nm.stationary_max and opt.N_max == 15
     assert nm.queues_activating   # the optimum would activate robot 16 at some departures
+
+
+@pytest.mark.parametrize("bad,match", [
+    ({"gammas_policy": [1.0, 1.0]}, "gammas_policy"),
+    ({"K_policy": 1}, "K"),
+    ({"reference_state": (9, 1, 2)}, "not a state"),     # q > K
+])
+def test_check_notebook_parameters_rejects(bad, match):
+    good = dict(mu=1.0, lambda_policy=0.1, gammas_policy=[1.0, 1.4], K_policy=5, N_policy=16,
+                reference_state=(0, 1, 2), buffer_sizes_fig2=[5, 20])
+    P.check_notebook_parameters(**good)
+    with pytest.raises(ValueError, match=match):
+        P.check_notebook_parameters(**{**good, **bad})

@@ -51,6 +51,7 @@ __all__ = [
     "eq16_exact",
     "static_cost_exact",
     "static_cost_loss_probability",
+    "check_notebook_parameters",
     "with_changed",
     "table_row_parameters",
     "prints_as",
@@ -398,6 +399,37 @@ def static_cost_loss_probability(rho, gamma: float, K: int) -> np.ndarray:
 # The notebook's sweeps: the static problem (Sec. 2), the MDP (Sec. 3), Tables 1 and 2.
 # Each returns what it computed; the notebook turns it into verdicts and prints it.
 # --------------------------------------------------------------------------------------------
+
+def check_notebook_parameters(*, mu: float, lambda_policy: float, gammas_policy, K_policy: int,
+                              N_policy: int, reference_state, buffer_sizes_fig2) -> None:
+    """Check what the notebook's parameter rules cannot say, through the model.
+
+    The MDP of Figs. 6-8 must build, ``reference_state`` ``(q, r, s)`` must be one of its
+    states, each ``gamma`` and ``K`` must be valid for eq. (4), and ``gammas_policy`` must not
+    repeat a value (one figure each).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its value.
+
+    Examples
+    --------
+    >>> check_notebook_parameters(mu=1.0, lambda_policy=0.1, gammas_policy=[1.0, 1.0],
+    ...                           K_policy=5, N_policy=16, reference_state=(0, 1, 2),
+    ...                           buffer_sizes_fig2=[5, 20])
+    Traceback (most recent call last):
+    ...
+    ValueError: gammas_policy must not repeat a value, got [1.0, 1.0]
+    """
+    _q.robots_mdp(lambda_policy, mu, gammas_policy[0], K_policy, N_policy)
+    _q.robots_state_space(K_policy, N_policy).state(*reference_state)
+    for g in gammas_policy:
+        for k in buffer_sizes_fig2:
+            _q.robots_cost(1.0, gamma=g, K=k, mu=mu)
+    if len(set(gammas_policy)) != len(gammas_policy):
+        raise ValueError(f"gammas_policy must not repeat a value, got {gammas_policy}")
+
 
 def with_changed(changed: Mapping[str, object], text: str, *names: str) -> str:
     """A ``setting`` with the parameters among ``names`` that are not at their defaults.
