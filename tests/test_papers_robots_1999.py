@@ -277,3 +277,14 @@ def test_check_notebook_parameters_rejects(bad, match):
     P.check_notebook_parameters(**good)
     with pytest.raises(ValueError, match=match):
         P.check_notebook_parameters(**{**good, **bad})
+
+
+def test_all_reference_states_is_the_sweep():
+    # Fig. 7 instance at K = 3, N = 4: the helper is rvi_reference_sweep over every state.
+    swept = P.rvi_all_reference_states(0.1, 1.0, 1.4, 3, 4, tau=0.99999, tol=1e-5)
+    model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
+    direct = P.rvi_reference_sweep(model, [space.state(1, 1, 1)], tau=0.99999, tol=1e-5)
+    n = int(direct.iterations["pointwise"][0])
+    assert swept.count_from((1, 1, 1)) == n
+    assert (1, 1, 1) in swept.states_with_count(n)
+    assert all(swept.count_from(x) == n for x in swept.states_with_count(n))

@@ -69,6 +69,8 @@ __all__ = [
     "eq19_printed_row_sums",
     "rvi_iterations_by_tau",
     "state_tuple",
+    "AllReferenceStates",
+    "rvi_all_reference_states",
     "Lemma4Check",
     "check_lemma4",
     "MultichainExample",
@@ -715,6 +717,51 @@ def rvi_iterations_by_tau(lam: float, mu: float, gamma: float, K: int, N: int, t
 def state_tuple(space, i) -> tuple[int, int, int]:
     """The state ``(q, r, s)`` at position ``i`` of a robots state space."""
     return (int(space.q[i]), int(space.r[i]), int(space.s[i]))
+
+
+@dataclass(frozen=True)
+class AllReferenceStates:
+    """Proposition 4 as printed from every reference state (:func:`rvi_all_reference_states`).
+
+    Attributes
+    ----------
+    space : RobotsStateSpace
+        The states ``(q, r, s)`` of the instance.
+    sweep : RVISweep
+        One column per state of ``space``, in its order.
+    """
+
+    space: object
+    sweep: RVISweep
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Iterations to the pointwise stopping rule, one per reference state."""
+        return self.sweep.iterations["pointwise"]
+
+    def count_from(self, state) -> int:
+        """Iterations from the reference state ``(q, r, s)``."""
+        return int(self.counts[self.space.state(*state)])
+
+    def states_with_count(self, n: int) -> set:
+        """The reference states ``(q, r, s)`` from which the rule stops after ``n`` iterations."""
+        return {state_tuple(self.space, i) for i in np.flatnonzero(self.counts == n)}
+
+
+def rvi_all_reference_states(lam: float, mu: float, gamma: float, K: int, N: int, *,
+                             tau: float, tol: float) -> AllReferenceStates:
+    """Relative value iteration as the paper ran it (``h_0 = 0``) from every reference state of
+    the instance at once (:func:`rvi_reference_sweep`): the paper gives no ``x_hat``.
+
+    Examples
+    --------
+    >>> swept = rvi_all_reference_states(0.1, 1.0, 1.4, 2, 1, tau=0.99999, tol=1e-5)
+    >>> swept.counts.size == swept.space.n_states
+    True
+    """
+    model, space = _q.robots_mdp(lam, mu, gamma, K, N)
+    return AllReferenceStates(space=space, sweep=rvi_reference_sweep(
+        model, np.arange(space.n_states), tau=tau, tol=tol))
 
 
 @dataclass(frozen=True)
