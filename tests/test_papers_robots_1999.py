@@ -119,3 +119,172 @@ def test_paper_reference_state_reproduces_printed_rvi(case_id, lam, gamma, K, N,
     assert round(sweep.estimate["pointwise"][0], 5) == paper_cost, case_id
     assert sweep.iterations["pointwise"][0] + extra == paper_iter, case_id
     assert sweep.iterations["pointwise"][1] + extra != paper_iter, case_id   # our default x_hat
+
+
+# ---- The notebook's sweeps, moved into the module (issue 14). Small grids keep them quick;
+# the notebook runs the full ones.
+
+def test_with_changed_adds_only_changed_names():
+    assert P.with_changed({}, "K=5", "mu") == "K=5"
+    assert P.with_changed({"mu": 0.5, "tau": 0.9}, "K=5", "mu") == "K=5;mu=0.5"
+
+
+def test_table_row_parameters_reads_1_13_as_critical_gamma():
+    # Table 1 rows printed gamma = 1.13 are gamma(15) = 17/15 (C_s = 0.13333 = (17/15 + 1)/16).
+    assert P.table_row_parameters("lambda=0.01;K=5;gamma=0.4") == (0.01, 5, 0.4)
+    lam, K, g = P.table_row_parameters("lambda=0.05;K=15;gamma=1.13")
+    assert (lam, K) == (0.05, 15) and g == Q.critical_gamma(15, 1.0)
+
+
+def test_prints_as_uses_the_row_tolerance():
+    class Row:   # the two attributes of a replication.Row that prints_as reads
+        paper, tolerance = "0.17541", 5e-6
+    assert P.prints_as(Row, 0.175414)
+    assert not P.prints_as(Row, 0.175416)
+
+
+def test_optimal_robots_is_proposition1():
+    gammas = [0.4, 1.4, 2.4]
+    expected = [Q.robots_static_optimum(1 / 5.7, 1.0, g, 5).N for g in gammas]
+    assert P.optimal_robots(1 / 5.7, 1.0, gammas, 5).tolist() == expected
+
+
+def test_lemma1_and_proposition1_hold_on_small_grids():
+    # Lemma 1 on three K; the root of R is within one grid step (1e-4) of the brute force.
+    check = P.check_lemma1(1.0, buffers=(2, 5, 20), gammas=np.linspace(0.1, 4.0, 8))
+    assert check.holds and 0 <= check.worst_distance <= 1e-4
+    assert P.check_proposition1(1.0, buffers=(2, 5), gammas=(0.4, 2.4),
+                                mu_over_lambda=np.arange(1.0, 8.5, 0.5))
+
+
+def test_proposition2_and_lemmas_2_3():
+    assert P.check_proposition2(1.0, buffers=range(2, 8), gammas=np.geomspace(0.05, 20, 30))
+    check = P.check_lemmas_2_3(1.0, buffers=np.arange(2, 120), gamma_over_mu=[0.5, 1.0, 2.0])
+    assert check.lemma2_holds
+    assert set(check.K0) == {2.0}           # K_0 exists only for gamma > mu
+    assert 2 < check.K0[2.0] < 119
+    assert check.lemma3_gap < 0.2           # Lemma 3: rho -> 1, slowly (K = 119 here)
+
+
+def test_eq16_check_finds_the_half_integer_ties():
+    # gamma = mu: ties exactly at half-integer mu/lambda; (16) takes the ceiling there and every
+    # finite K the floor (rho- rho+ < 1).
+    ratios = np.round(np.arange(1.0, 6.01, 0.25), 2)
+    check = P.check_eq16(1.0, gammas=(1.0,), mu_over_lambda=ratios)
+    assert [m for _, m, _ in check.ties] == [Fraction(3, 2), Fraction(5, 2), Fraction(7, 2),
+                                             Fraction(9, 2), Fraction(11, 2)]
+    assert check.ties_ceil == 5 and check.floor_at_finite_K
+    assert check.agree == check.total == ratios.size - 5
+
+
+def test_proof_slips_of_proposition2():
+    # Between mu(K+1)/K and gamma(K) the minimiser is below 1 (Lemma 1), and (11) is (10).
+    assert all(r < 1 for r in P.rho_at_cited_threshold(1.0, range(2, 30)).values())
+    assert P.check_eq11(1.0) and P.check_eq11(0.5, 1.3)
+
+
+def test_eq19_row_sums_as_printed():
+    # The sign error: 1 + 2 lam r / nu, exactly as the notebook says.
+    sums = P.eq19_printed_row_sums(0.1, 1.0, 16)
+    nu = 0.1 * 16 + 1.0
+    np.testing.assert_allclose(sums, 1 + 2 * 0.1 * np.arange(1, 17) / nu, rtol=1e-14)
+
+
+def test_rvi_iterations_by_tau_match_one_run():
+    it = P.rvi_iterations_by_tau(0.1, 1.0, 1.4, 3, 4, (0.9, 1.0), tol=1e-5,
+                                 reference_state=(0, 1, 2))
+    model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
+    one = mdp.relative_value_iteration(model, tau=0.9, tol=1e-5,
+                                       reference_state=space.state(0, 1, 2))
+    assert it[0.9] == one.iterations and it[1.0] > 0
+
+
+def test_lemma4_check_grid():
+    check = P.check_lemma4(0.1, 1.0, 1.4, [(2, 1), (3, 2)])
+    assert not check.communicating and check.communicating_without_entry_free
+    assert check.outside[(3, 2)] == [(1, 2, 2), (2, 2, 2), (3, 2, 2)]
+    assert check.n_classes[(2, 1)] == 3
+
+
+def test_multichain_example_levels():
+    ex = P.multichain_example(0.1, 1.0, 1.4, 5)
+    assert ex.n_classes == 2 and ex.levels == [[1], [2]]
+    assert all(r == 2 for _, r, _ in ex.transient_at_level_2)
+
+
+def test_eq21_is_the_model():
+    check = P.check_eq21(0.1, 1.0, 1.4, 3, 4)
+    assert check.rows_sum_to_one and check.max_deviation < 1e-12
+    assert check.n_rows == Q.robots_state_space(3, 4).s.tolist().count(2)
+
+
+def test_eq25_gaps_are_rounding():
+    gaps = P.eq25_gaps(0.1, 1.0, [1.4], 3, 4)
+    assert len(gaps) == 2 and max(gaps) < 1e-10    # optimal and static policy
+
+
+def test_static_costs_matched_table1_rows():
+    # Table 1 rows 1-3 (lambda = 0.01, K = 5): C_s 0.17541, 0.40000, 0.53834 with mu = 1.
+    printed = {"lambda=0.01;K=5;gamma=0.4": "0.17541", "lambda=0.01;K=5;gamma=1.4": "0.40000",
+               "lambda=0.01;K=5;gamma=2.4": "0.53834"}
+    assert P.static_costs_matched(printed, 1.0) == 3
+    assert P.brute_static_costs_matched(printed, 1.0, loss="rate") == 3
+    # rho = 1 and mu = 1: the loss rate is the loss probability at the printed N_s = 100 (row 2)
+    assert P.brute_static_costs_matched({"lambda=0.01;K=5;gamma=1.4": "0.40000"}, 1.0,
+                                        loss="probability",
+                                        printed_N={"lambda=0.01;K=5;gamma=1.4": "100"}) == 1
+    with pytest.raises(ValueError, match="loss"):
+        P.brute_static_costs_matched(printed, 1.0, loss="count")
+
+
+def test_table1_row_19():
+    # Table 1 row 19 (lambda = 0.1, K = 5, gamma = 0.4): N_s = 7, C_d printed 0.15239 as RVI's
+    # estimate from x_hat* = (1, 1, 1), N_iter 167 = updates + 1.
+    row = P.table1_row(0.1, 1.0, 0.4, 5, [(1, 1, 1)], tau=0.99999, tol=1e-5)
+    assert row.static.N == 7
+    it, est = row.rvi[(1, 1, 1)]
+    assert it + 1 == 167 and round(est, 5) == 0.15239
+    assert row.dynamic.cost <= row.static.cost
+
+
+def test_pool_search_monotone_bisection():
+    # Linear scan as the reference: the pools whose C_d prints as the target.
+    lam, g, K = 0.1, 1.4, 5
+    pools = range(6, 17)
+    costs = {n: round(Q.robots_dynamic_optimum(lam, 1.0, g, K, n).cost, 5) for n in pools}
+    target = costs[12]
+    found = P.pool_search(lam, 1.0, g, K, pools, C_d=target, N_bar=-1.0, N_max=-1)
+    assert found.at_pools == [n for n in pools if costs[n] == target]
+    assert found.both == [] and round(found.cost_at_smallest, 5) == costs[6]
+
+
+def test_n_max_readings_fig7_instance():
+    # Table 2, lambda = 0.1, K = 5, gamma = 1.4 prints N_max = 16, the pool of Fig. 7's run.
+    opt = Q.robots_unconstrained_optimum(0.1, 1.0, 1.4, 5)
+    nm = P.n_max_readings(0.1, 1.0, 1.4, 5, opt, 16)
+    assert nm.pool_of_run and not nm.stationary_max and opt.N_max == 15
+    assert nm.queues_activating   # the optimum would activate robot 16 at some departures
+
+
+@pytest.mark.parametrize("bad,match", [
+    ({"gammas_policy": [1.0, 1.0]}, "gammas_policy"),
+    ({"K_policy": 1}, "K"),
+    ({"reference_state": (9, 1, 2)}, "not a state"),     # q > K
+])
+def test_check_notebook_parameters_rejects(bad, match):
+    good = dict(mu=1.0, lambda_policy=0.1, gammas_policy=[1.0, 1.4], K_policy=5, N_policy=16,
+                reference_state=(0, 1, 2), buffer_sizes_fig2=[5, 20])
+    P.check_notebook_parameters(**good)
+    with pytest.raises(ValueError, match=match):
+        P.check_notebook_parameters(**{**good, **bad})
+
+
+def test_all_reference_states_is_the_sweep():
+    # Fig. 7 instance at K = 3, N = 4: the helper is rvi_reference_sweep over every state.
+    swept = P.rvi_all_reference_states(0.1, 1.0, 1.4, 3, 4, tau=0.99999, tol=1e-5)
+    model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
+    direct = P.rvi_reference_sweep(model, [space.state(1, 1, 1)], tau=0.99999, tol=1e-5)
+    n = int(direct.iterations["pointwise"][0])
+    assert swept.count_from((1, 1, 1)) == n
+    assert (1, 1, 1) in swept.states_with_count(n)
+    assert all(swept.count_from(x) == n for x in swept.states_with_count(n))
