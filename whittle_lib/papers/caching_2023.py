@@ -21,14 +21,19 @@ References
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..arms import RestlessArm
-from ..caching import CachingContent
-from ..indices import whittle_indices
+from ..caching import (CachingContent, CachingProblem, check_assumptions, check_structure,
+                       evaluate_joint_policy, greedy_priorities, index_policy, is_concave_on,
+                       popularity_perturbation, random_content, repair_missing_costs,
+                       simulate_policy, solve_content, solve_joint, theorem51_bound,
+                       whittle_priorities)
+from ..indices import is_indexable, whittle_indices
 
 __all__ = [
     "lemma2_condition",
@@ -47,6 +52,37 @@ __all__ = [
     "snap_ties",
     "arm_with_missing_cost",
     "grouped_verdicts",
+    "chain_content",
+    "joint_contents",
+    "validate_parameters",
+    "quietly_indexable",
+    "index_table",
+    "ASSUMPTION_READINGS",
+    "assumption_readings",
+    "constant_chain_grid",
+    "accepted_contents",
+    "StructureChecks",
+    "check_structures",
+    "index_drops",
+    "chain_probabilities",
+    "lemma1_concave_at_failure",
+    "RepairRow",
+    "repair_reading",
+    "repair_verdicts",
+    "content_for_index",
+    "r2_repair_indices",
+    "Theorem51Check",
+    "theorem51_check",
+    "counts_by_chain",
+    "claim_shares",
+    "verdict_at",
+    "PolicyComparison",
+    "compare_policies",
+    "close_to_optimal",
+    "format_gaps",
+    "passive_set_sizes",
+    "quiet_whittle_indices",
+    "sweep_note",
 ]
 
 #: Tolerance of the linear inequalities of :func:`lemma2_condition` (probabilities times
@@ -495,3 +531,516 @@ def grouped_verdicts(points, group, *, unit: str = "points") -> dict:
             out[f"{label}: {h} of {n} {unit}"] = True
             out[f"{label}: the other {n - h}"] = False
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# The notebook's instances: contents from chains, and the parameters the rules cannot check
+# --------------------------------------------------------------------------------------------
+
+
+def chain_content(chain, fetch_cost: float, levels, missing_cost) -> CachingContent:
+    """The birth-death content (Fig. 1) of ``chain = (up0, down0, up1, down1)``.
+
+    Examples
+    --------
+    >>> lv = np.arange(3.0)
+    >>> chain_content((0.2, 0.2, 0.3, 0.1), 1.0, lv, np.sqrt(lv)).P1[0].tolist()
+    [0.7, 0.3, 0.0]
+    """
+    up0, down0, up1, down1 = chain
+    return CachingContent.birth_death(levels, missing_cost, up0=up0, down0=down0, up1=up1,
+                                      down1=down1, fetch_cost=fetch_cost)
+
+
+def joint_contents(weights, chains, levels, *, fetch_cost: float,
+                   exponent: float | None = None) -> list:
+    r"""The contents of the joint problem (Figs. 5-6): content ``n`` has the chain
+    ``chains[n]`` and the missing cost :math:`w_n \sqrt r` (``exponent=None``, Assumptions
+    1-3 hold) or :math:`w_n r^e` (Sec. 4: Assumption 3 may fail).
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` and ``chains`` differ in length.
+    """
+    if len(weights) != len(chains):
+        raise ValueError(f"weights and chains must have one value per content, got lengths "
+                         f"{len(weights)} and {len(chains)}")
+    lv = np.asarray(levels, dtype=float)
+    return [chain_content(ch, fetch_cost, lv, w * np.sqrt(lv) if exponent is None
+                          else w * lv ** exponent) for w, ch in zip(weights, chains)]
+
+
+def validate_parameters(p) -> None:
+    """Check what the notebook's parameter rules cannot say: the two values of each figure's
+    pair, one value per content, and chains, costs and discounts the model accepts.
+
+    Parameters
+    ----------
+    p : mapping
+        The notebook's parameters by name (its ``globals()``).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter.
+    """
+    for name in ("fetch_costs_fig2", "discounts_fig3"):
+        if len(p[name]) != 2:
+            raise ValueError(f"{name} must hold two values (the two curves of its figure), "
+                             f"got {p[name]}")
+    chains = (p["joint_up0"], p["joint_down0"], p["joint_up1"], p["joint_down1"])
+    if any(len(c) != len(p["joint_weights"]) for c in chains):
+        raise ValueError("joint_weights, joint_up0, joint_down0, joint_up1, joint_down1 must have "
+                         "one value per content, got lengths "
+                         f"{[len(c) for c in (p['joint_weights'], *chains)]}")
+    jl = np.arange(p["joint_levels"], dtype=float)
+    CachingProblem(joint_contents(p["joint_weights"], list(zip(*chains)), jl,
+                                  fetch_cost=p["joint_fetch_cost"]),
+                   p["joint_capacity"], p["discount"])
+    levels = np.arange(p["n_levels"], dtype=float)
+    missing = p["cost_scale"] * np.sqrt(levels)
+    for ch in (p["base_chain"], p["rise_chain"], p["fall_chain"], p["fig7_chain"],
+               p["alt_chain"]):
+        for d in (*p["fetch_costs_fig2"], *p["sweep_fetch_costs"]):
+            chain_content(ch, d, levels, missing)
+    for b in (p["discount"], *p["discounts_fig3"], *p["grid_discounts"], *p["sweep_discounts"]):
+        theorem51_bound(b)
+
+
+def quietly_indexable(content: CachingContent, discount: float) -> bool:
+    """The engine's exact indexability test (:func:`whittle_lib.indices.is_indexable`) of the
+    arm of ``content``, its warnings about non-indexable arms silenced (the verdict is the
+    result)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return bool(is_indexable(content.arm(), discount=discount))
+
+
+def index_table(content: CachingContent, discount: float):
+    """``(W, indexable)``: the Whittle indices ``W(r, c)`` of ``content``, shape (2, K), rows
+    ``c = 0, 1``, and the engine's indexability verdict (Figs. 2-4)."""
+    return _table(content, discount)
+
+
+#: The readings of the paper's assumptions printed for the base content (Sec. 2):
+#: (field of :class:`~whittle_lib.caching.AssumptionReport` or ``"lemma2"``, label).
+ASSUMPTION_READINGS = (("assumption1", "Assumption 1: P1(k, .) dominates P0(k, .)"),
+                       ("monotone_chains", "  and both chains stochastically monotone"),
+                       ("assumption2", "Assumption 2: C non-decreasing and concave"),
+                       ("assumption3", "Assumption 3: P0 C and P1 C concave"),
+                       ("lemma2", "Lemma 2's step: (P1 - P0)V non-increasing"),
+                       ("preserves_concavity", "stronger: P0, P1 preserve concavity"))
+
+
+def assumption_readings(content: CachingContent) -> dict:
+    """``{label: holds}`` for every reading of :data:`ASSUMPTION_READINGS` on ``content``."""
+    rep = check_assumptions(content)
+    return {label: bool(lemma2_condition(content) if field == "lemma2" else getattr(rep, field))
+            for field, label in ASSUMPTION_READINGS}
+
+
+# --------------------------------------------------------------------------------------------
+# Theorems 3.1-3.2 over many instances
+# --------------------------------------------------------------------------------------------
+
+
+def constant_chain_grid(levels, cost_scale: float) -> list:
+    r"""The contents of our grid of constant chains that satisfy Assumptions 1-3 (Thms 3.1,
+    3.2): ``up0, down0`` in {0.1, 0.2, 0.3}, up-boost and down-boost in {0, 0.1}, missing cost
+    :math:`a\sqrt r` or :math:`a\log(1+r)`, fetch cost in {1, 3}: 144 points."""
+    levels = np.asarray(levels, dtype=float)
+    grid = []
+    for up0, down0, bu, bd, f, d in itertools.product((0.1, 0.2, 0.3), (0.1, 0.2, 0.3),
+                                                       (0.0, 0.1), (0.0, 0.1), ("sqrt", "log"),
+                                                       (1.0, 3.0)):
+        cost = cost_scale * (np.sqrt(levels) if f == "sqrt" else np.log1p(levels))
+        c = chain_content((up0, down0, up0 + bu, down0 - bd), d, levels, cost)
+        if check_assumptions(c).assumptions_1_to_3:
+            grid.append(c)
+    return grid
+
+
+def accepted_contents(draw, n_levels: int, n: int, *, rng):
+    """Draw contents ``draw(n_levels, rng=rng)`` until ``n`` satisfy Assumptions 1-3.
+
+    Returns
+    -------
+    (list of CachingContent, int)
+        The accepted contents and the number drawn.
+    """
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    out, tried = [], 0
+    while len(out) < n:
+        tried += 1
+        c = draw(n_levels, rng=rng)
+        if check_assumptions(c).assumptions_1_to_3:
+            out.append(c)
+    return out, tried
+
+
+@dataclass(frozen=True, eq=False)
+class StructureChecks:
+    """Theorems 3.1-3.2 checked (:func:`whittle_lib.caching.check_structure`) on contents at
+    several discounts, one entry per (content, discount).
+
+    Attributes
+    ----------
+    contents : tuple of CachingContent
+    checks : tuple of StructureCheck
+    lemma2 : numpy.ndarray of bool
+        :func:`lemma2_condition` of the content.
+    """
+
+    contents: tuple
+    checks: tuple
+    lemma2: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of checks."""
+        return len(self.checks)
+
+    @property
+    def threshold(self) -> int:
+        """Checks whose optimal policies are all threshold (Theorem 3.1)."""
+        return sum(s.threshold for s in self.checks)
+
+    @property
+    def indexable(self) -> int:
+        """Checks indexable by the engine and by the direct solutions (Theorem 3.2)."""
+        return sum(s.index.indexable and s.passive_monotone for s in self.checks)
+
+    def where(self, mask) -> "StructureChecks":
+        """The checks where ``mask`` is true."""
+        keep = [i for i, m in enumerate(mask) if m]
+        return StructureChecks(tuple(self.contents[i] for i in keep),
+                               tuple(self.checks[i] for i in keep), self.lemma2[keep])
+
+    def failures(self) -> "StructureChecks":
+        """The checks that are not threshold."""
+        return self.where([not s.threshold for s in self.checks])
+
+
+def check_structures(contents, discounts) -> StructureChecks:
+    """:func:`whittle_lib.caching.check_structure` for every content and discount."""
+    checks = tuple(check_structure(c, discount=b) for c in contents for b in discounts)
+    lemma2 = np.repeat([lemma2_condition(c) for c in contents], len(discounts))
+    return StructureChecks(tuple(c for c in contents for _ in discounts), checks, lemma2)
+
+
+def index_drops(W, *, tol: float = 1e-9) -> list:
+    """``[(c, k)]`` where the index falls from level ``k`` to ``k + 1`` in row ``c`` by more
+    than ``tol`` (a break of the threshold structure of Theorem 3.1)."""
+    W = np.asarray(W, dtype=float)
+    return [(cc, k) for cc in range(W.shape[0]) for k in range(W.shape[1] - 1)
+            if W[cc, k + 1] < W[cc, k] - tol]
+
+
+def chain_probabilities(content: CachingContent) -> np.ndarray:
+    """``(up0, down0, up1, down1)`` of a birth-death content at each level, shape (4, K):
+    ``up = P_a(k, k+1)`` (0 at the top), ``down = P_a(k, k-1)`` (0 at the bottom)."""
+    up = [np.append(np.diag(P, 1), 0.0) for P in (content.P0, content.P1)]
+    down = [np.insert(np.diag(P, -1), 0, 0.0) for P in (content.P0, content.P1)]
+    return np.array([up[0], down[0], up[1], down[1]])
+
+
+def lemma1_concave_at_failure(content: CachingContent, check) -> bool | None:
+    """At the first penalty of ``check.lams`` where no optimal policy is threshold: is the
+    optimal cost ``V(., c)`` concave in ``r`` for both ``c`` (Lemma 1's conclusion)? ``None``
+    if every penalty gives a threshold policy."""
+    K = content.n_levels
+    for lam in check.lams:
+        sol = solve_content(content, float(lam), discount=check.index.discount)
+        if sol.thresholds is None:
+            return all(is_concave_on(content.levels, sol.cost[k * K:(k + 1) * K]) for k in (0, 1))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Sec. 4: the repair of the missing costs under three readings
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class RepairRow:
+    """One content violating Assumption 3 and its repair (Sec. 4, Lemma 4, Table 1).
+
+    Attributes
+    ----------
+    exponent : float
+        ``e`` of :math:`C_n(r) = w_n r^e`.
+    content_no : int
+    content : CachingContent
+        With the original costs.
+    repair : MissingCostRepair
+    assumptions_after : bool
+        Assumptions 1-3 hold after the repair (checked on ``C' - min(C', 0)``: Assumptions
+        2 and 3 do not see a constant).
+    indexable_before, indexable_after : bool
+    """
+
+    exponent: float
+    content_no: int
+    content: CachingContent
+    repair: object
+    assumptions_after: bool
+    indexable_before: bool
+    indexable_after: bool
+
+
+def repair_reading(weights, chains, levels, exponents, *, fetch_cost: float, discount: float,
+                   nonnegative: bool) -> list:
+    r"""Repair every content :math:`C_n(r) = w_n r^e` on ``levels`` that violates Assumption 3
+    (:func:`whittle_lib.caching.repair_missing_costs`, Lemma 4), for each exponent ``e``.
+
+    Returns
+    -------
+    list of RepairRow
+    """
+    rows = []
+    for e in exponents:
+        for n, c in enumerate(joint_contents(weights, chains, levels, fetch_cost=fetch_cost,
+                                             exponent=e)):
+            if check_assumptions(c).assumption3:
+                continue
+            rp = repair_missing_costs(c, nonnegative=nonnegative)
+            before = quietly_indexable(c, discount)
+            after = ok_after = False
+            if rp.feasible:
+                new = np.concatenate([rp.modified, c.missing_cost[2:]])
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    after = is_indexable(arm_with_missing_cost(c, new), discount=discount)
+                shifted = c.with_missing_cost(new - min(new.min(), 0.0))
+                ok_after = check_assumptions(shifted).assumptions_1_to_3
+            rows.append(RepairRow(e, n, c, rp, ok_after, before, after))
+    return rows
+
+
+def repair_verdicts(readings: dict):
+    """``(restores, indexable_after)``, readings for ``Comparison.claim_by_reading`` of the
+    two claims of Sec. 4, from ``{reading name: rows of repair_reading}``."""
+    restores, idx_after = {}, {}
+    for name, rows in readings.items():
+        fixed = [x for x in rows if x.repair.feasible]
+        restores[f"{name}: fixable {len(fixed)} of {len(rows)}"] = (
+            len(fixed) > 0 and all(x.assumptions_after for x in fixed))
+        idx_after[f"{name}: {sum(x.indexable_after for x in fixed)} of {len(fixed)}"] = all(
+            x.indexable_after for x in fixed)
+    return restores, idx_after
+
+
+def content_for_index(content: CachingContent) -> CachingContent:
+    """The content whose index the policy uses under reading R1 (Sec. 4): the repaired one
+    if Assumption 3 fails and the repair is feasible, else ``content``."""
+    rp = repair_missing_costs(content) if not check_assumptions(content).assumption3 else None
+    return rp.content if rp is not None and rp.feasible else content
+
+
+def r2_repair_indices(content: CachingContent, discount: float) -> np.ndarray:
+    """Indices of ``content`` with its missing costs repaired under R2 (no ``C' >= 0``), the
+    original ones if Assumption 3 holds or the repair is infeasible."""
+    cost = content.missing_cost
+    if not check_assumptions(content).assumption3:
+        rp = repair_missing_costs(content, nonnegative=False)
+        cost = np.concatenate([rp.modified, content.missing_cost[2:]]) if rp.feasible else cost
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return whittle_indices(arm_with_missing_cost(content, cost), discount=discount).indices
+
+
+# --------------------------------------------------------------------------------------------
+# Sec. 5, Theorem 5.1: random arms inside and beyond the bound
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Theorem51Check:
+    """Indexability of random arms against the bound of Theorem 5.1.
+
+    Attributes
+    ----------
+    counts : dict
+        ``{beta: {category: (indexable, drawn)}}``, categories ``"P0 = P1"``,
+        ``"eps <= bound"``, ``"eps > bound"``, ``"reversed Assumption 1, eps > bound"``.
+    non_indexable : tuple of (float, CachingContent)
+        The non-indexable arms beyond the bound, with their discount.
+    """
+
+    counts: dict
+    non_indexable: tuple
+
+    def all_indexable(self, category: str) -> bool:
+        """Every arm of ``category`` indexable at every discount."""
+        return all(v[category][0] == v[category][1] for v in self.counts.values())
+
+    def beyond(self):
+        """``(indexable, drawn)`` over the two categories beyond the bound and every
+        discount."""
+        keys = ("eps > bound", "reversed Assumption 1, eps > bound")
+        return (sum(v[k][0] for v in self.counts.values() for k in keys),
+                sum(v[k][1] for v in self.counts.values() for k in keys))
+
+
+def theorem51_check(discounts, n_random: int, *, rng, n_levels: int = 6) -> Theorem51Check:
+    """Draw, for each discount in turn, ``n_random`` dense arms with ``P0 = P1``,
+    ``n_random`` with perturbation ``eps`` inside the bound :math:`(1-\\beta)/\\beta`, those of
+    ``3 n_random`` drawn beyond it that stay beyond, and those of ``n_random`` birth-death
+    arms with Assumption 1 reversed that lie beyond it; test each for indexability (Sec. 5).
+    """
+    rng = np.random.default_rng(rng)
+    counts, bad = {}, []
+    for b in discounts:
+        bound = theorem51_bound(b)
+        same = [random_content(n_levels, rng=rng, chain="dense", closeness=0.0)
+                for _ in range(n_random)]
+        near = [random_content(n_levels, rng=rng, chain="dense",
+                               closeness=float(rng.uniform(0, bound))) for _ in range(n_random)]
+        far = [c for c in (random_content(n_levels, rng=rng, chain="dense",
+                                          closeness=float(rng.uniform(bound, 1)))
+                           for _ in range(3 * n_random))
+               if popularity_perturbation(c) > bound]
+        rev = [CachingContent(c.levels, c.missing_cost, c.P1, c.P0, c.fetch_cost)
+               for c in (random_content(n_levels, rng=rng) for _ in range(n_random))]
+        rev = [c for c in rev if popularity_perturbation(c) > bound]
+        bad += [(b, c) for c in far + rev if not quietly_indexable(c, b)]
+        counts[b] = {k: (sum(quietly_indexable(c, b) for c in v), len(v)) for k, v in
+                     (("P0 = P1", same), ("eps <= bound", near), ("eps > bound", far),
+                      ("reversed Assumption 1, eps > bound", rev))}
+    return Theorem51Check(counts, tuple(bad))
+
+
+# --------------------------------------------------------------------------------------------
+# Figs. 2-3 sweep: counts and shares per row of the heat tables
+# --------------------------------------------------------------------------------------------
+
+
+def counts_by_chain(points: dict, chains) -> list:
+    """``[(holds, n)]`` per chain of a verdict map of :func:`fig2_verdicts` /
+    :func:`fig3_verdicts`."""
+    return [(sum(h for p, h in points.items() if p[0] == ch), sum(p[0] == ch for p in points))
+            for ch in chains]
+
+
+def claim_shares(points: dict, rows):
+    """``(pairs, share)``: the pairs of the compared constant, sorted, and for each row
+    ``(chain, cost scale)`` and pair the share of the remaining constant at which the claim
+    holds, shape (rows, pairs)."""
+    pairs = sorted({p[3:] for p in points})
+    share = np.array([[np.mean([h for p, h in points.items() if p[:2] == r and p[3:] == pr])
+                       for pr in pairs] for r in rows])
+    return pairs, share
+
+
+def verdict_at(points: dict, point) -> str:
+    """``"holds"``, ``"fails"`` or ``"not in the sweep"`` at ``point``."""
+    return "holds" if points.get(point) else ("fails" if point in points else "not in the sweep")
+
+
+# --------------------------------------------------------------------------------------------
+# Figs. 5-6: the index policy against the optimum and greedy
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyComparison:
+    """Discounted costs of the policies of Figs. 5-6 (:func:`compare_policies`).
+
+    Attributes
+    ----------
+    costs : dict
+        ``{name: (exact, MonteCarloEstimate or None)}`` for ``"optimal"``, ``"Whittle"``,
+        ``"greedy"``, ``"Whittle, raw"`` (engine indices without :func:`snap_ties`; exact
+        only) and every extra priority rule (exact only). Exact: the mean over the initial
+        levels with nothing cached.
+    n_snapped : int
+        Index values moved by :func:`snap_ties`.
+    optimum : JointSolution
+    """
+
+    costs: dict
+    n_snapped: int
+    optimum: object
+
+
+def compare_policies(contents, index_contents, capacity: int, discount: float, *, n_runs: int,
+                     horizon: int, rng, extra=None, monte_carlo: bool = True) -> PolicyComparison:
+    """Exact (and Monte Carlo) discounted costs of the optimal, Whittle and greedy policies
+    on ``contents``, the Whittle indices taken from ``index_contents`` (Figs. 5-6).
+
+    The initial levels of the runs are drawn from ``rng`` whether or not ``monte_carlo``;
+    the runs then use ``rng`` policy after policy.
+    """
+    prob = CachingProblem(contents, capacity, discount)
+    opt = solve_joint(prob)
+    raw = whittle_priorities(CachingProblem(index_contents, capacity, discount))
+    policies = {"optimal": opt.policy, "Whittle": snap_ties(raw),
+                "greedy": snap_ties(greedy_priorities(prob))}
+    n_snap = sum(int(np.sum(a != b)) for a, b in zip(raw, policies["Whittle"]))
+    n_lv = contents[0].n_levels
+    L = n_lv ** len(contents)
+    lv0 = rng.integers(0, n_lv, size=(n_runs, len(contents)))
+    c0 = np.zeros_like(lv0)
+    out = {}
+    for name, pol in policies.items():
+        table = pol if name == "optimal" else index_policy(prob, pol)
+        exact = evaluate_joint_policy(prob, table)[:L].mean()   # configuration 0 = none cached
+        est = (simulate_policy(prob, pol, initial_levels=lv0, initial_cached=c0,
+                               horizon=horizon, rng=rng) if monte_carlo else None)
+        out[name] = (exact, est)
+    out["Whittle, raw"] = (evaluate_joint_policy(prob, index_policy(prob, raw))[:L].mean(), None)
+    for name, pol in (extra or {}).items():
+        out[name] = (evaluate_joint_policy(prob, index_policy(prob, snap_ties(pol)))[:L].mean(),
+                     None)
+    return PolicyComparison(out, n_snap, opt)
+
+
+def close_to_optimal(costs: dict, name: str = "Whittle", *, rtol: float = 0.02) -> bool:
+    """The claim of Figs. 5-6 on exact costs: ``name`` within ``rtol`` of the optimum
+    (ours: 2 %) and cheaper than greedy."""
+    o, w, g = costs["optimal"][0], costs[name][0], costs["greedy"][0]
+    return (w - o) / o <= rtol and w < g
+
+
+def format_gaps(costs: dict, names) -> str:
+    """``"name cost (+x %)"`` for each of ``names``, the excess over the optimum."""
+    o = costs["optimal"][0]
+    return ", ".join(f"{n} {costs[n][0]:.4f} (+{100 * (costs[n][0] - o) / o:.2f} %)"
+                     for n in names)
+
+
+# --------------------------------------------------------------------------------------------
+# Fig. 7: the passive set against the penalty
+# --------------------------------------------------------------------------------------------
+
+
+def passive_set_sizes(content: CachingContent, lams, *, discount: float,
+                      tol: float = 1e-9) -> np.ndarray:
+    """Number of states where not caching is optimal at each penalty (Fig. 7; indexability,
+    Definition 2, needs it non-decreasing in the penalty)."""
+    return np.array([(solve_content(content, float(l), discount=discount).advantage <= tol).sum()
+                     for l in lams])
+
+
+def quiet_whittle_indices(content: CachingContent, discount: float):
+    """:func:`whittle_lib.indices.whittle_indices` of the arm of ``content``, its warnings
+    about non-indexable arms silenced (``indexable`` and the violating state are fields of
+    the result)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return whittle_indices(content.arm(), discount=discount)
+
+
+def sweep_note(points: dict, default_point, instance: str) -> str:
+    """``"h of n sweep points; at our default instance (instance): holds."``, the evidence of
+    a claim of Figs. 2-3 judged over the sweep (:func:`fig2_verdicts`, :func:`fig3_verdicts`).
+
+    Examples
+    --------
+    >>> sweep_note({("a", 1): True, ("a", 2): False}, ("a", 2), "chain a")
+    '1 of 2 sweep points; at our default instance (chain a): fails.'
+    """
+    return (f"{sum(points.values())} of {len(points)} sweep points; at our default instance "
+            f"({instance}): {verdict_at(points, default_point)}.")
