@@ -273,3 +273,38 @@ def test_passive_set_grows_from_empty_to_everything_for_an_indexable_content():
     assert P.quietly_indexable(c, 0.9) and P.quiet_whittle_indices(c, 0.9).indexable
     W, ok = P.index_table(c, 0.9)
     assert W.shape == (2, 4) and ok
+
+
+def test_report_and_evidence_texts_of_a_policy_comparison():
+    lv = np.arange(3.0)
+    cs = P.joint_contents([2.0, 3.0], [(0.2, 0.2, 0.3, 0.1)] * 2, lv, fetch_cost=1.0)
+    res = P.compare_policies(cs, cs, 1, 0.9, n_runs=20, horizon=20,
+                             rng=np.random.default_rng(1))
+    text = res.report("X")
+    assert text.startswith("X: expected discounted cost    exact    Monte Carlo (20 runs, 95 %)")
+    assert text.count("\n") == 5 and "Bellman residual" in text
+    assert res.evidence().startswith(f"exact discounted costs: optimal {res.costs['optimal'][0]:.4f}")
+
+
+def test_tables_have_one_line_per_row():
+    c = _content(K=4)
+    assert P.counterexample_table(c, C.check_structure(c, discount=0.9)).count("\n") == 4
+    rows = P.repair_reading([2.0], [(0.2, 0.2, 0.3, 0.1)], np.arange(4.0), [1.0], fetch_cost=1.0,
+                            discount=0.9, nonnegative=True)
+    assert P.repair_table(rows).count("\n") == len(rows)
+    t = P.theorem51_check((0.9,), 2, rng=0, n_levels=3)
+    assert t.table().count("\n") == 1 + len(t.counts[0.9])   # header, bound, one per category
+
+
+def test_sweep_settings_readings_and_shapes():
+    sw = P.index_sweep({"rising": (0.3, 0.1, 0.4, 0.05), "falling": (0.1, 0.3, 0.15, 0.25)},
+                       np.arange(4.0), cost_scales=[2.0], fetch_costs=[1.0, 3.0],
+                       discounts=[0.9])
+    assert P.sweep_setting(sw, "Fig. 2", 4) == ("K=4;sweep: 2 chains, 1 cost scales, 1 beta, "
+                                                "1 pairs of d")
+    with pytest.raises(ValueError, match="figure"):
+        P.sweep_setting(sw, "Fig. 9", 4)
+    assert P.sweep_increasing(sw).shape == (2, 1, 2, 1)
+    assert P.sweep_higher(sw, "rising", "falling").shape == (1, 2, 1)
+    r = P.steady_readings(P.fig2_verdicts(sw), lambda p: p[0], unit="points")
+    assert all(k.split(" rule")[0] in P.STEADY_CRITERIA for k in r)

@@ -34,6 +34,7 @@ from ..caching import (CachingContent, CachingProblem, check_assumptions, check_
                        simulate_policy, solve_content, solve_joint, theorem51_bound,
                        whittle_priorities)
 from ..indices import is_indexable, whittle_indices
+from ..replication import format_estimate
 
 __all__ = [
     "lemma2_condition",
@@ -83,6 +84,12 @@ __all__ = [
     "passive_set_sizes",
     "quiet_whittle_indices",
     "sweep_note",
+    "repair_table",
+    "counterexample_table",
+    "sweep_setting",
+    "steady_readings",
+    "sweep_increasing",
+    "sweep_higher",
 ]
 
 #: Tolerance of the linear inequalities of :func:`lemma2_condition` (probabilities times
@@ -876,6 +883,17 @@ class Theorem51Check:
         """Every arm of ``category`` indexable at every discount."""
         return all(v[category][0] == v[category][1] for v in self.counts.values())
 
+    def table(self) -> str:
+        """Indexable / drawn per category (rows) and discount (columns), with the bounds."""
+        bs = list(self.counts)
+        lines = [f"{'random arms: indexable / drawn':36s}" + "".join(f"{f'beta = {b}':>13s}" for b in bs),
+                 f"{'  bound (1-beta)/beta on eps':36s}"
+                 + "".join(f"{theorem51_bound(b):13.4f}" for b in bs)]
+        for k in self.counts[bs[0]]:
+            lines.append(f"{'  ' + k:36s}" + "".join(
+                f"{f'{self.counts[b][k][0]}/{self.counts[b][k][1]}':>13s}" for b in bs))
+        return "\n".join(lines)
+
     def beyond(self):
         """``(indexable, drawn)`` over the two categories beyond the bound and every
         discount."""
@@ -964,6 +982,43 @@ class PolicyComparison:
     n_snapped: int
     optimum: object
 
+    @property
+    def intervals_contain_exact(self) -> bool:
+        """Each Monte Carlo 95 % interval of optimal, Whittle and greedy contains its exact
+        value."""
+        return all(self.costs[n][1].interval.low <= self.costs[n][0] <= self.costs[n][1].interval.high
+                   for n in ("optimal", "Whittle", "greedy"))
+
+    def report(self, label: str) -> str:
+        """The comparison as a text table headed ``label``: exact (and Monte Carlo) costs,
+        the raw engine indices, the extras and the optimum's convergence."""
+        est0 = self.costs["optimal"][1]
+        mc = est0 is not None
+        lines = [f"{label}: expected discounted cost    exact"
+                 + (f"    Monte Carlo ({est0.n_runs} runs, 95 %)" if mc else "")]
+        for name, (exact, est) in list(self.costs.items())[:3]:
+            lines.append(f"  {name:28s} {exact:9.4f}"
+                         + (f"    {format_estimate(est.mean, est.interval.half_width)}" if mc else ""))
+        lines.append(f"  Whittle, raw engine indices  {self.costs['Whittle, raw'][0]:9.4f}    "
+                     f"({self.n_snapped} index values moved by the tie rule)")
+        lines += [f"  {name:28s} {exact:9.4f}" for name, (exact, _) in list(self.costs.items())[4:]]
+        opt = self.optimum
+        lines.append(f"  optimum: {opt.vi_iterations} value-iteration sweeps, {opt.pi_iterations} "
+                     f"policy-iteration steps, Bellman residual {opt.residual:.1e}")
+        return "\n".join(lines)
+
+    def evidence(self) -> str:
+        """The evidence of the claim of Figs. 5-6: exact costs with the gaps to the optimum,
+        the Monte Carlo estimates and whether their intervals contain the exact values."""
+        c = self.costs
+        mcs = [c[n][1] for n in ("optimal", "Whittle", "greedy")]
+        return (f"exact discounted costs: optimal {c['optimal'][0]:.4f}, "
+                f"{format_gaps(c, ['Whittle', 'greedy'])}; Monte Carlo ({mcs[0].n_runs} runs) "
+                + ", ".join(format_estimate(m.mean, m.interval.half_width) for m in mcs)
+                + f"; each 95 % interval {'contains' if self.intervals_contain_exact else 'does NOT contain'}"
+                f" its exact value. Indices within the engine's accuracy are tied (raw engine "
+                f"indices: Whittle {c['Whittle, raw'][0]:.4f}).")
+
 
 def compare_policies(contents, index_contents, capacity: int, discount: float, *, n_runs: int,
                      horizon: int, rng, extra=None, monte_carlo: bool = True) -> PolicyComparison:
@@ -1044,3 +1099,68 @@ def sweep_note(points: dict, default_point, instance: str) -> str:
     """
     return (f"{sum(points.values())} of {len(points)} sweep points; at our default instance "
             f"({instance}): {verdict_at(points, default_point)}.")
+
+
+def repair_table(rows) -> str:
+    """The rows of :func:`repair_reading` as a text table (Sec. 4, Table 1): original and
+    modified ``C(r_1), C(r_2)``, the change, Assumptions 1-3 after, indexable before and
+    after."""
+    pair = lambda v: f"{v[0]:.4f}, {v[1]:.4f}"
+    yes = lambda b: "yes" if b else "no"
+    lines = [f"{'e':>6s}  {'content':>7s}  {'C(r1), C(r2)':>14s}  {'modified to':>20s}  {'change':>6s}  "
+             f"{'A1-A3 after':>11s}  {'indexable before, after':>23s}"]
+    for x in rows:
+        rp, before = x.repair, yes(x.indexable_before)
+        lines.append(f"{x.exponent:6g}  {x.content_no:7d}  {pair(rp.original):>14s}  " + (
+            f"{pair(rp.modified):>20s}  {rp.change:6.4f}  {yes(x.assumptions_after):>11s}  "
+            f"{before + ', ' + yes(x.indexable_after):>23s}" if rp.feasible else
+            f"{'none (LP infeasible)':>20s}  {'':6s}  {'':11s}  {before + ', -':>23s}"))
+    return "\n".join(lines)
+
+
+def counterexample_table(content: CachingContent, check) -> str:
+    """Per level ``k``: the indices ``W(k, 0), W(k, 1)`` of ``check``, the missing cost, the
+    birth-death chain (:func:`chain_probabilities`) and the boost sum ``s_k``
+    (:func:`boost_sums`) of ``content``: where the threshold structure breaks."""
+    W = check.index.indices.reshape(2, -1)
+    cols = np.vstack([W, content.missing_cost, chain_probabilities(content), boost_sums(content)])
+    lines = [f"{'k':>2s}  {'W(k, 0)':>8s}  {'W(k, 1)':>8s}  {'C(k)':>6s}  {'up0':>6s}  {'down0':>6s}  "
+             f"{'up1':>6s}  {'down1':>6s}  {'s_k':>6s}"]
+    lines += [f"{k:2d}  {col[0]:8.4f}  {col[1]:8.4f}  " + "  ".join(f"{v:6.3f}" for v in col[2:])
+              for k, col in enumerate(cols.T)]
+    return "\n".join(lines)
+
+
+def sweep_setting(sweep: IndexSweep, figure: str, n_levels: int) -> str:
+    """The ``setting`` of a claim of Fig. 2 or Fig. 3 judged over ``sweep``: its sizes, the
+    pairs of the constant the figure varies."""
+    n_d, n_b = len(sweep.fetch_costs), len(sweep.discounts)
+    head = f"K={n_levels};sweep: {len(sweep.chains)} chains, {len(sweep.cost_scales)} cost scales, "
+    if figure == "Fig. 2":
+        return head + f"{n_b} beta, {n_d * (n_d - 1) // 2} pairs of d"
+    if figure == "Fig. 3":
+        return head + f"{n_d} d, {n_b * (n_b - 1) // 2} pairs of beta"
+    raise ValueError(f"figure must be 'Fig. 2' or 'Fig. 3', got {figure!r}")
+
+
+def steady_readings(verdicts: dict, group, *, unit: str) -> dict:
+    """The readings of "W(r, 1) does not vary much" over a sweep: :func:`grouped_verdicts` of
+    each criterion of :data:`STEADY_CRITERIA`, labelled ``"<criterion> rule, <group>"``."""
+    out = {}
+    for crit in STEADY_CRITERIA:
+        out.update({f"{crit} rule, {k}": h for k, h in
+                    grouped_verdicts(verdicts[crit], group, unit=unit).items()})
+    return out
+
+
+def sweep_increasing(sweep: IndexSweep) -> np.ndarray:
+    """Per table of ``sweep``: indexable and both rows ``W(., c)`` strictly increasing in r
+    (Figs. 2-4)."""
+    return np.all(np.diff(sweep.tables, axis=-1) > 0, axis=(-2, -1)) & sweep.indexable
+
+
+def sweep_higher(sweep: IndexSweep, chain: str, other: str) -> np.ndarray:
+    """Per (cost scale, fetch cost, discount): every index of ``chain`` above that of
+    ``other`` in every state (Fig. 4)."""
+    i, j = sweep.chains.index(chain), sweep.chains.index(other)
+    return np.all(sweep.tables[i] > sweep.tables[j], axis=(-2, -1))
