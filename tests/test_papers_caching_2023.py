@@ -308,3 +308,25 @@ def test_sweep_settings_readings_and_shapes():
     assert P.sweep_higher(sw, "rising", "falling").shape == (1, 2, 1)
     r = P.steady_readings(P.fig2_verdicts(sw), lambda p: p[0], unit="points")
     assert all(k.split(" rule")[0] in P.STEADY_CRITERIA for k in r)
+
+
+def test_failure_notes_are_empty_without_failures_and_name_the_drop_otherwise():
+    empty = P.check_structures([], (0.9,))
+    assert P.failure_notes(empty, empty, []) == ("", "")
+    # a content that is not threshold (our extension, Theorem 3.1): the first found by search
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        c = C.random_content(6, rng=rng)
+        s = P.check_structures([c], (0.99,))
+        if s.failures().n:
+            break
+    else:
+        pytest.skip("no non-threshold content in 400 draws")
+    bad = s.failures()
+    note_b, note_c = P.failure_notes(bad, empty, [])
+    cc, k = P.index_drops(bad.checks[0].index.indices.reshape(2, -1))[0]
+    assert note_c == "" and (f"from level {k} to {k + 1}" in note_b or "satisfy" in note_b)
+
+
+def test_chain_label_groups_by_the_first_field():
+    assert P.chain_label(("base", 1.0)) == "chain base"

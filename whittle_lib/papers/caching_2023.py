@@ -90,6 +90,8 @@ __all__ = [
     "steady_readings",
     "sweep_increasing",
     "sweep_higher",
+    "chain_label",
+    "failure_notes",
 ]
 
 #: Tolerance of the linear inequalities of :func:`lemma2_condition` (probabilities times
@@ -1164,3 +1166,34 @@ def sweep_higher(sweep: IndexSweep, chain: str, other: str) -> np.ndarray:
     ``other`` in every state (Fig. 4)."""
     i, j = sweep.chains.index(chain), sweep.chains.index(other)
     return np.all(sweep.tables[i] > sweep.tables[j], axis=(-2, -1))
+
+
+def chain_label(point) -> str:
+    """``"chain <name>"``: the group of a sweep point for :func:`grouped_verdicts`."""
+    return f"chain {point[0]}"
+
+
+def failure_notes(bad: StructureChecks, bad_c: StructureChecks, concave_c) -> tuple:
+    """``(note_b, note_c)``: what the checks of Theorem 3.1 that are not threshold show, for
+    the evidence of the extension to level-dependent chains.
+
+    ``bad``: the failures under Assumptions 1-3 (do they violate Lemma 2's condition? where
+    does the index fall, :func:`index_drops`); ``bad_c``: the failures with Lemma 2's
+    condition, and ``concave_c`` whether Lemma 1's concave value function survives there
+    (:func:`lemma1_concave_at_failure`). Empty strings when there are no failures.
+    """
+    note_b = note_c = ""
+    if bad.n:
+        n_ok = int(bad.lemma2.sum())
+        cc, k = index_drops(bad.checks[0].index.indices.reshape(2, -1))[0]
+        note_b = (f" The {bad.n} failures all violate Lemma 2's condition (boost sums s_k not "
+                  f"non-increasing); e.g. the index falls from level {k} to {k + 1} (c = {cc}), so "
+                  "for penalties between the two values caching is optimal at the lower level only."
+                  if not n_ok else f" {n_ok} of the {bad.n} failures satisfy Lemma 2's condition.")
+    if bad_c.n:
+        note_c = (f" The {bad_c.n} failure(s) with Lemma 2's condition have a value function that "
+                  f"is not concave in r at the penalty where the policy is not threshold "
+                  f"({bad_c.n - sum(concave_c)} of {bad_c.n}): Lemma 1's conclusion fails, i.e. "
+                  "'P0 C and P1 C concave' (our Assumption 3) does not carry the induction of "
+                  "Remark 2 on level-dependent chains.")
+    return note_b, note_c
