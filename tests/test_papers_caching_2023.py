@@ -135,3 +135,198 @@ def test_repair_without_nonnegativity_lowers_c_r1_and_its_arm_matches_a_shifted_
 def test_arm_with_missing_cost_validates_the_cost():
     with pytest.raises(ValueError, match="missing_cost"):
         P.arm_with_missing_cost(_content(), [0.0, 1.0])
+
+
+# --- the notebook's instances and sweeps (moved out of 04_caching_rmab) ------------------------
+
+def test_chain_content_is_the_birth_death_content_of_its_chain():
+    lv = np.arange(6.0)
+    c = P.chain_content((0.2, 0.2, 0.3, 0.1), 1.0, lv, 2 * np.sqrt(lv))
+    ref = _content()
+    np.testing.assert_array_equal(c.P0, ref.P0)
+    np.testing.assert_array_equal(c.P1, ref.P1)
+    # chain_probabilities reads the chain back: up0, down0, up1, down1 per level
+    np.testing.assert_array_equal(P.chain_probabilities(c)[:, 2], [0.2, 0.2, 0.3, 0.1])
+    assert P.chain_probabilities(c)[0, -1] == 0.0 and P.chain_probabilities(c)[1, 0] == 0.0
+
+
+def test_joint_contents_weight_the_costs_and_check_lengths():
+    lv = np.arange(4.0)
+    cs = P.joint_contents([2.0, 3.0], [(0.2, 0.2, 0.3, 0.1)] * 2, lv, fetch_cost=1.0)
+    np.testing.assert_array_equal(cs[1].missing_cost, 3.0 * np.sqrt(lv))
+    cs = P.joint_contents([2.0], [(0.2, 0.2, 0.3, 0.1)], lv, fetch_cost=1.0, exponent=0.8)
+    np.testing.assert_array_equal(cs[0].missing_cost, 2.0 * lv ** 0.8)
+    with pytest.raises(ValueError, match="weights and chains"):
+        P.joint_contents([1.0, 2.0], [(0.2, 0.2, 0.3, 0.1)], lv, fetch_cost=1.0)
+
+
+def test_validate_parameters_names_a_pair_of_the_wrong_length():
+    p = {"fetch_costs_fig2": [1.0], "discounts_fig3": [0.5, 0.9]}
+    with pytest.raises(ValueError, match="fetch_costs_fig2"):
+        P.validate_parameters(p)
+
+
+def test_assumption_readings_match_the_report_and_lemma2():
+    c = _content()
+    r = P.assumption_readings(c)
+    rep = C.check_assumptions(c)
+    assert len(r) == len(P.ASSUMPTION_READINGS)
+    assert r["Assumption 1: P1(k, .) dominates P0(k, .)"] == rep.assumption1
+    assert r["Lemma 2's step: (P1 - P0)V non-increasing"] == P.lemma2_condition(c)
+
+
+def test_constant_chain_grid_keeps_only_points_meeting_assumptions_1_to_3():
+    grid = P.constant_chain_grid(np.arange(5.0), 2.0)
+    assert 0 < len(grid) <= 144                          # the grid has 3*3*2*2*2*2 points
+    assert all(C.check_assumptions(c).assumptions_1_to_3 for c in grid)
+
+
+def test_accepted_contents_draw_the_same_stream_as_a_loop():
+    got, tried = P.accepted_contents(C.random_content, 4, 3, rng=np.random.default_rng(5))
+    rng, ref, n = np.random.default_rng(5), [], 0
+    while len(ref) < 3:
+        n += 1
+        c = C.random_content(4, rng=rng)
+        if C.check_assumptions(c).assumptions_1_to_3:
+            ref.append(c)
+    assert tried == n
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a.P1, b.P1)
+    with pytest.raises(ValueError, match="n must"):
+        P.accepted_contents(C.random_content, 4, 0, rng=0)
+
+
+def test_structure_checks_count_and_filter():
+    contents = [_content(K=4), _content((0.2, 0.2, 0.3, 0.2), K=4)]
+    s = P.check_structures(contents, (0.5, 0.9))
+    assert s.n == 4 and s.lemma2.tolist() == [False, False, True, True]
+    assert s.threshold == 4 and s.indexable == 4       # constant chains under A1-A3 (Thm 3.1-3.2)
+    assert s.where(s.lemma2).n == 2 and s.failures().n == 0
+
+
+def test_index_drops_find_a_decrease():
+    assert P.index_drops(np.array([[0.0, 1.0, 0.5], [0.0, 1.0, 2.0]])) == [(0, 1)]
+    assert P.index_drops(np.array([[0.0, 1.0 - 1e-12]])) == []   # within the engine's accuracy
+
+
+def test_lemma1_concave_is_none_when_every_policy_is_threshold():
+    c = _content(K=4)
+    assert P.lemma1_concave_at_failure(c, C.check_structure(c, discount=0.9)) is None
+
+
+def test_repair_reading_rows_and_verdicts():
+    lv = np.arange(4.0)
+    rows = P.repair_reading([2.0], [(0.2, 0.2, 0.3, 0.1)], lv, [1.0], fetch_cost=1.0,
+                            discount=0.9, nonnegative=False)
+    assert len(rows) == 1 and rows[0].content_no == 0 and rows[0].repair.feasible
+    restores, idx = P.repair_verdicts({"R2": rows})
+    assert restores == {"R2: fixable 1 of 1": rows[0].assumptions_after}
+    assert list(idx) == ["R2: 1 of 1"]
+
+
+def test_content_for_index_keeps_a_content_meeting_assumption3():
+    c = _content()
+    assert C.check_assumptions(c).assumption3 and P.content_for_index(c) is c
+    np.testing.assert_array_equal(P.r2_repair_indices(c, 0.9),
+                                  indices.whittle_indices(c.arm(), discount=0.9).indices)
+
+
+def test_theorem51_check_counts_every_draw():
+    t = P.theorem51_check((0.9,), 5, rng=np.random.default_rng(2), n_levels=4)
+    counts = t.counts[0.9]
+    assert counts["P0 = P1"][1] == 5 and counts["eps <= bound"][1] == 5
+    assert counts["eps > bound"][1] <= 15
+    assert t.all_indexable("P0 = P1")                   # P0 = P1: indexable whatever the chain
+    idx, n = t.beyond()
+    assert n - idx == len(t.non_indexable)
+
+
+def test_counts_shares_and_notes_over_a_verdict_map():
+    pts = {("a", 1.0, 0.9, 1.0, 3.0): True, ("a", 1.0, 0.5, 1.0, 3.0): False,
+           ("b", 1.0, 0.9, 1.0, 3.0): True}
+    assert P.counts_by_chain(pts, ("a", "b")) == [(1, 2), (1, 1)]
+    pairs, share = P.claim_shares(pts, [("a", 1.0), ("b", 1.0)])
+    assert pairs == [(1.0, 3.0)] and share.tolist() == [[0.5], [1.0]]
+    assert P.verdict_at(pts, ("c",)) == "not in the sweep"
+    assert P.sweep_note(pts, ("a", 1.0, 0.9, 1.0, 3.0), "x") == (
+        "2 of 3 sweep points; at our default instance (x): holds.")
+
+
+def test_compare_policies_optimum_is_cheapest_and_draws_the_initial_levels_first():
+    lv = np.arange(3.0)
+    cs = P.joint_contents([2.0, 3.0, 1.0], [(0.2, 0.2, 0.3, 0.1)] * 3, lv, fetch_cost=1.0)
+    res = P.compare_policies(cs, cs, 1, 0.9, n_runs=50, horizon=30,
+                             rng=np.random.default_rng(4), monte_carlo=False)
+    o = res.costs["optimal"][0]
+    # the optimum of the exact evaluation: no index rule does better (value-iteration tolerance)
+    assert all(v[0] >= o - 1e-6 for v in res.costs.values())
+    assert res.costs["Whittle"][1] is None
+    assert P.close_to_optimal(res.costs) == (
+        (res.costs["Whittle"][0] - o) / o <= 0.02 and res.costs["Whittle"][0] < res.costs["greedy"][0])
+    assert P.format_gaps(res.costs, ["optimal"]).endswith("(+0.00 %)")
+
+
+def test_passive_set_grows_from_empty_to_everything_for_an_indexable_content():
+    c = _content(K=4)
+    sizes = P.passive_set_sizes(c, np.linspace(-20, 40, 61), discount=0.9)
+    assert sizes[0] == 0 and sizes[-1] == 8 and np.all(np.diff(sizes) >= 0)
+    assert P.quietly_indexable(c, 0.9) and P.quiet_whittle_indices(c, 0.9).indexable
+    W, ok = P.index_table(c, 0.9)
+    assert W.shape == (2, 4) and ok
+
+
+def test_report_and_evidence_texts_of_a_policy_comparison():
+    lv = np.arange(3.0)
+    cs = P.joint_contents([2.0, 3.0], [(0.2, 0.2, 0.3, 0.1)] * 2, lv, fetch_cost=1.0)
+    res = P.compare_policies(cs, cs, 1, 0.9, n_runs=20, horizon=20,
+                             rng=np.random.default_rng(1))
+    text = res.report("X")
+    assert text.startswith("X: expected discounted cost    exact    Monte Carlo (20 runs, 95 %)")
+    assert text.count("\n") == 5 and "Bellman residual" in text
+    assert res.evidence().startswith(f"exact discounted costs: optimal {res.costs['optimal'][0]:.4f}")
+
+
+def test_tables_have_one_line_per_row():
+    c = _content(K=4)
+    assert P.counterexample_table(c, C.check_structure(c, discount=0.9)).count("\n") == 4
+    rows = P.repair_reading([2.0], [(0.2, 0.2, 0.3, 0.1)], np.arange(4.0), [1.0], fetch_cost=1.0,
+                            discount=0.9, nonnegative=True)
+    assert P.repair_table(rows).count("\n") == len(rows)
+    t = P.theorem51_check((0.9,), 2, rng=0, n_levels=3)
+    assert t.table().count("\n") == 1 + len(t.counts[0.9])   # header, bound, one per category
+
+
+def test_sweep_settings_readings_and_shapes():
+    sw = P.index_sweep({"rising": (0.3, 0.1, 0.4, 0.05), "falling": (0.1, 0.3, 0.15, 0.25)},
+                       np.arange(4.0), cost_scales=[2.0], fetch_costs=[1.0, 3.0],
+                       discounts=[0.9])
+    assert P.sweep_setting(sw, "Fig. 2", 4) == ("K=4;sweep: 2 chains, 1 cost scales, 1 beta, "
+                                                "1 pairs of d")
+    with pytest.raises(ValueError, match="figure"):
+        P.sweep_setting(sw, "Fig. 9", 4)
+    assert P.sweep_increasing(sw).shape == (2, 1, 2, 1)
+    assert P.sweep_higher(sw, "rising", "falling").shape == (1, 2, 1)
+    r = P.steady_readings(P.fig2_verdicts(sw), lambda p: p[0], unit="points")
+    assert all(k.split(" rule")[0] in P.STEADY_CRITERIA for k in r)
+
+
+def test_failure_notes_are_empty_without_failures_and_name_the_drop_otherwise():
+    empty = P.check_structures([], (0.9,))
+    assert P.failure_notes(empty, empty, []) == ("", "")
+    # a content that is not threshold (our extension, Theorem 3.1): the first found by search
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        c = C.random_content(6, rng=rng)
+        s = P.check_structures([c], (0.99,))
+        if s.failures().n:
+            break
+    else:
+        pytest.skip("no non-threshold content in 400 draws")
+    bad = s.failures()
+    note_b, note_c = P.failure_notes(bad, empty, [])
+    cc, k = P.index_drops(bad.checks[0].index.indices.reshape(2, -1))[0]
+    assert note_c == "" and (f"from level {k} to {k + 1}" in note_b or "satisfy" in note_b)
+
+
+def test_chain_label_groups_by_the_first_field():
+    assert P.chain_label(("base", 1.0)) == "chain base"

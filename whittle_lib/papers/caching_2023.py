@@ -21,14 +21,20 @@ References
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..arms import RestlessArm
-from ..caching import CachingContent
-from ..indices import whittle_indices
+from ..caching import (CachingContent, CachingProblem, check_assumptions, check_structure,
+                       evaluate_joint_policy, greedy_priorities, index_policy, is_concave_on,
+                       popularity_perturbation, random_content, repair_missing_costs,
+                       simulate_policy, solve_content, solve_joint, theorem51_bound,
+                       whittle_priorities)
+from ..indices import is_indexable, whittle_indices
+from ..replication import format_estimate
 
 __all__ = [
     "lemma2_condition",
@@ -47,6 +53,45 @@ __all__ = [
     "snap_ties",
     "arm_with_missing_cost",
     "grouped_verdicts",
+    "chain_content",
+    "joint_contents",
+    "validate_parameters",
+    "quietly_indexable",
+    "index_table",
+    "ASSUMPTION_READINGS",
+    "assumption_readings",
+    "constant_chain_grid",
+    "accepted_contents",
+    "StructureChecks",
+    "check_structures",
+    "index_drops",
+    "chain_probabilities",
+    "lemma1_concave_at_failure",
+    "RepairRow",
+    "repair_reading",
+    "repair_verdicts",
+    "content_for_index",
+    "r2_repair_indices",
+    "Theorem51Check",
+    "theorem51_check",
+    "counts_by_chain",
+    "claim_shares",
+    "verdict_at",
+    "PolicyComparison",
+    "compare_policies",
+    "close_to_optimal",
+    "format_gaps",
+    "passive_set_sizes",
+    "quiet_whittle_indices",
+    "sweep_note",
+    "repair_table",
+    "counterexample_table",
+    "sweep_setting",
+    "steady_readings",
+    "sweep_increasing",
+    "sweep_higher",
+    "chain_label",
+    "failure_notes",
 ]
 
 #: Tolerance of the linear inequalities of :func:`lemma2_condition` (probabilities times
@@ -495,3 +540,660 @@ def grouped_verdicts(points, group, *, unit: str = "points") -> dict:
             out[f"{label}: {h} of {n} {unit}"] = True
             out[f"{label}: the other {n - h}"] = False
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# The notebook's instances: contents from chains, and the parameters the rules cannot check
+# --------------------------------------------------------------------------------------------
+
+
+def chain_content(chain, fetch_cost: float, levels, missing_cost) -> CachingContent:
+    """The birth-death content (Fig. 1) of ``chain = (up0, down0, up1, down1)``.
+
+    Examples
+    --------
+    >>> lv = np.arange(3.0)
+    >>> chain_content((0.2, 0.2, 0.3, 0.1), 1.0, lv, np.sqrt(lv)).P1[0].tolist()
+    [0.7, 0.3, 0.0]
+    """
+    up0, down0, up1, down1 = chain
+    return CachingContent.birth_death(levels, missing_cost, up0=up0, down0=down0, up1=up1,
+                                      down1=down1, fetch_cost=fetch_cost)
+
+
+def joint_contents(weights, chains, levels, *, fetch_cost: float,
+                   exponent: float | None = None) -> list:
+    r"""The contents of the joint problem (Figs. 5-6): content ``n`` has the chain
+    ``chains[n]`` and the missing cost :math:`w_n \sqrt r` (``exponent=None``, Assumptions
+    1-3 hold) or :math:`w_n r^e` (Sec. 4: Assumption 3 may fail).
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` and ``chains`` differ in length.
+    """
+    if len(weights) != len(chains):
+        raise ValueError(f"weights and chains must have one value per content, got lengths "
+                         f"{len(weights)} and {len(chains)}")
+    lv = np.asarray(levels, dtype=float)
+    return [chain_content(ch, fetch_cost, lv, w * np.sqrt(lv) if exponent is None
+                          else w * lv ** exponent) for w, ch in zip(weights, chains)]
+
+
+def validate_parameters(p) -> None:
+    """Check what the notebook's parameter rules cannot say: the two values of each figure's
+    pair, one value per content, and chains, costs and discounts the model accepts.
+
+    Parameters
+    ----------
+    p : mapping
+        The notebook's parameters by name (its ``globals()``).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter.
+    """
+    for name in ("fetch_costs_fig2", "discounts_fig3"):
+        if len(p[name]) != 2:
+            raise ValueError(f"{name} must hold two values (the two curves of its figure), "
+                             f"got {p[name]}")
+    chains = (p["joint_up0"], p["joint_down0"], p["joint_up1"], p["joint_down1"])
+    if any(len(c) != len(p["joint_weights"]) for c in chains):
+        raise ValueError("joint_weights, joint_up0, joint_down0, joint_up1, joint_down1 must have "
+                         "one value per content, got lengths "
+                         f"{[len(c) for c in (p['joint_weights'], *chains)]}")
+    jl = np.arange(p["joint_levels"], dtype=float)
+    CachingProblem(joint_contents(p["joint_weights"], list(zip(*chains)), jl,
+                                  fetch_cost=p["joint_fetch_cost"]),
+                   p["joint_capacity"], p["discount"])
+    levels = np.arange(p["n_levels"], dtype=float)
+    missing = p["cost_scale"] * np.sqrt(levels)
+    for ch in (p["base_chain"], p["rise_chain"], p["fall_chain"], p["fig7_chain"],
+               p["alt_chain"]):
+        for d in (*p["fetch_costs_fig2"], *p["sweep_fetch_costs"]):
+            chain_content(ch, d, levels, missing)
+    for b in (p["discount"], *p["discounts_fig3"], *p["grid_discounts"], *p["sweep_discounts"]):
+        theorem51_bound(b)
+
+
+def quietly_indexable(content: CachingContent, discount: float) -> bool:
+    """The engine's exact indexability test (:func:`whittle_lib.indices.is_indexable`) of the
+    arm of ``content``, its warnings about non-indexable arms silenced (the verdict is the
+    result)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return bool(is_indexable(content.arm(), discount=discount))
+
+
+def index_table(content: CachingContent, discount: float):
+    """``(W, indexable)``: the Whittle indices ``W(r, c)`` of ``content``, shape (2, K), rows
+    ``c = 0, 1``, and the engine's indexability verdict (Figs. 2-4)."""
+    return _table(content, discount)
+
+
+#: The readings of the paper's assumptions printed for the base content (Sec. 2):
+#: (field of :class:`~whittle_lib.caching.AssumptionReport` or ``"lemma2"``, label).
+ASSUMPTION_READINGS = (("assumption1", "Assumption 1: P1(k, .) dominates P0(k, .)"),
+                       ("monotone_chains", "  and both chains stochastically monotone"),
+                       ("assumption2", "Assumption 2: C non-decreasing and concave"),
+                       ("assumption3", "Assumption 3: P0 C and P1 C concave"),
+                       ("lemma2", "Lemma 2's step: (P1 - P0)V non-increasing"),
+                       ("preserves_concavity", "stronger: P0, P1 preserve concavity"))
+
+
+def assumption_readings(content: CachingContent) -> dict:
+    """``{label: holds}`` for every reading of :data:`ASSUMPTION_READINGS` on ``content``."""
+    rep = check_assumptions(content)
+    return {label: bool(lemma2_condition(content) if field == "lemma2" else getattr(rep, field))
+            for field, label in ASSUMPTION_READINGS}
+
+
+# --------------------------------------------------------------------------------------------
+# Theorems 3.1-3.2 over many instances
+# --------------------------------------------------------------------------------------------
+
+
+def constant_chain_grid(levels, cost_scale: float) -> list:
+    r"""The contents of our grid of constant chains that satisfy Assumptions 1-3 (Thms 3.1,
+    3.2): ``up0, down0`` in {0.1, 0.2, 0.3}, up-boost and down-boost in {0, 0.1}, missing cost
+    :math:`a\sqrt r` or :math:`a\log(1+r)`, fetch cost in {1, 3}: 144 points."""
+    levels = np.asarray(levels, dtype=float)
+    grid = []
+    for up0, down0, bu, bd, f, d in itertools.product((0.1, 0.2, 0.3), (0.1, 0.2, 0.3),
+                                                       (0.0, 0.1), (0.0, 0.1), ("sqrt", "log"),
+                                                       (1.0, 3.0)):
+        cost = cost_scale * (np.sqrt(levels) if f == "sqrt" else np.log1p(levels))
+        c = chain_content((up0, down0, up0 + bu, down0 - bd), d, levels, cost)
+        if check_assumptions(c).assumptions_1_to_3:
+            grid.append(c)
+    return grid
+
+
+def accepted_contents(draw, n_levels: int, n: int, *, rng):
+    """Draw contents ``draw(n_levels, rng=rng)`` until ``n`` satisfy Assumptions 1-3.
+
+    Returns
+    -------
+    (list of CachingContent, int)
+        The accepted contents and the number drawn.
+    """
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    out, tried = [], 0
+    while len(out) < n:
+        tried += 1
+        c = draw(n_levels, rng=rng)
+        if check_assumptions(c).assumptions_1_to_3:
+            out.append(c)
+    return out, tried
+
+
+@dataclass(frozen=True, eq=False)
+class StructureChecks:
+    """Theorems 3.1-3.2 checked (:func:`whittle_lib.caching.check_structure`) on contents at
+    several discounts, one entry per (content, discount).
+
+    Attributes
+    ----------
+    contents : tuple of CachingContent
+    checks : tuple of StructureCheck
+    lemma2 : numpy.ndarray of bool
+        :func:`lemma2_condition` of the content.
+    """
+
+    contents: tuple
+    checks: tuple
+    lemma2: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of checks."""
+        return len(self.checks)
+
+    @property
+    def threshold(self) -> int:
+        """Checks whose optimal policies are all threshold (Theorem 3.1)."""
+        return sum(s.threshold for s in self.checks)
+
+    @property
+    def indexable(self) -> int:
+        """Checks indexable by the engine and by the direct solutions (Theorem 3.2)."""
+        return sum(s.index.indexable and s.passive_monotone for s in self.checks)
+
+    def where(self, mask) -> "StructureChecks":
+        """The checks where ``mask`` is true."""
+        keep = [i for i, m in enumerate(mask) if m]
+        return StructureChecks(tuple(self.contents[i] for i in keep),
+                               tuple(self.checks[i] for i in keep), self.lemma2[keep])
+
+    def failures(self) -> "StructureChecks":
+        """The checks that are not threshold."""
+        return self.where([not s.threshold for s in self.checks])
+
+
+def check_structures(contents, discounts) -> StructureChecks:
+    """:func:`whittle_lib.caching.check_structure` for every content and discount."""
+    checks = tuple(check_structure(c, discount=b) for c in contents for b in discounts)
+    lemma2 = np.repeat([lemma2_condition(c) for c in contents], len(discounts))
+    return StructureChecks(tuple(c for c in contents for _ in discounts), checks, lemma2)
+
+
+def index_drops(W, *, tol: float = 1e-9) -> list:
+    """``[(c, k)]`` where the index falls from level ``k`` to ``k + 1`` in row ``c`` by more
+    than ``tol`` (a break of the threshold structure of Theorem 3.1)."""
+    W = np.asarray(W, dtype=float)
+    return [(cc, k) for cc in range(W.shape[0]) for k in range(W.shape[1] - 1)
+            if W[cc, k + 1] < W[cc, k] - tol]
+
+
+def chain_probabilities(content: CachingContent) -> np.ndarray:
+    """``(up0, down0, up1, down1)`` of a birth-death content at each level, shape (4, K):
+    ``up = P_a(k, k+1)`` (0 at the top), ``down = P_a(k, k-1)`` (0 at the bottom)."""
+    up = [np.append(np.diag(P, 1), 0.0) for P in (content.P0, content.P1)]
+    down = [np.insert(np.diag(P, -1), 0, 0.0) for P in (content.P0, content.P1)]
+    return np.array([up[0], down[0], up[1], down[1]])
+
+
+def lemma1_concave_at_failure(content: CachingContent, check) -> bool | None:
+    """At the first penalty of ``check.lams`` where no optimal policy is threshold: is the
+    optimal cost ``V(., c)`` concave in ``r`` for both ``c`` (Lemma 1's conclusion)? ``None``
+    if every penalty gives a threshold policy."""
+    K = content.n_levels
+    for lam in check.lams:
+        sol = solve_content(content, float(lam), discount=check.index.discount)
+        if sol.thresholds is None:
+            return all(is_concave_on(content.levels, sol.cost[k * K:(k + 1) * K]) for k in (0, 1))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Sec. 4: the repair of the missing costs under three readings
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class RepairRow:
+    """One content violating Assumption 3 and its repair (Sec. 4, Lemma 4, Table 1).
+
+    Attributes
+    ----------
+    exponent : float
+        ``e`` of :math:`C_n(r) = w_n r^e`.
+    content_no : int
+    content : CachingContent
+        With the original costs.
+    repair : MissingCostRepair
+    assumptions_after : bool
+        Assumptions 1-3 hold after the repair (checked on ``C' - min(C', 0)``: Assumptions
+        2 and 3 do not see a constant).
+    indexable_before, indexable_after : bool
+    """
+
+    exponent: float
+    content_no: int
+    content: CachingContent
+    repair: object
+    assumptions_after: bool
+    indexable_before: bool
+    indexable_after: bool
+
+
+def repair_reading(weights, chains, levels, exponents, *, fetch_cost: float, discount: float,
+                   nonnegative: bool) -> list:
+    r"""Repair every content :math:`C_n(r) = w_n r^e` on ``levels`` that violates Assumption 3
+    (:func:`whittle_lib.caching.repair_missing_costs`, Lemma 4), for each exponent ``e``.
+
+    Returns
+    -------
+    list of RepairRow
+    """
+    rows = []
+    for e in exponents:
+        for n, c in enumerate(joint_contents(weights, chains, levels, fetch_cost=fetch_cost,
+                                             exponent=e)):
+            if check_assumptions(c).assumption3:
+                continue
+            rp = repair_missing_costs(c, nonnegative=nonnegative)
+            before = quietly_indexable(c, discount)
+            after = ok_after = False
+            if rp.feasible:
+                new = np.concatenate([rp.modified, c.missing_cost[2:]])
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    after = is_indexable(arm_with_missing_cost(c, new), discount=discount)
+                shifted = c.with_missing_cost(new - min(new.min(), 0.0))
+                ok_after = check_assumptions(shifted).assumptions_1_to_3
+            rows.append(RepairRow(e, n, c, rp, ok_after, before, after))
+    return rows
+
+
+def repair_verdicts(readings: dict):
+    """``(restores, indexable_after)``, readings for ``Comparison.claim_by_reading`` of the
+    two claims of Sec. 4, from ``{reading name: rows of repair_reading}``."""
+    restores, idx_after = {}, {}
+    for name, rows in readings.items():
+        fixed = [x for x in rows if x.repair.feasible]
+        restores[f"{name}: fixable {len(fixed)} of {len(rows)}"] = (
+            len(fixed) > 0 and all(x.assumptions_after for x in fixed))
+        idx_after[f"{name}: {sum(x.indexable_after for x in fixed)} of {len(fixed)}"] = all(
+            x.indexable_after for x in fixed)
+    return restores, idx_after
+
+
+def content_for_index(content: CachingContent) -> CachingContent:
+    """The content whose index the policy uses under reading R1 (Sec. 4): the repaired one
+    if Assumption 3 fails and the repair is feasible, else ``content``."""
+    rp = repair_missing_costs(content) if not check_assumptions(content).assumption3 else None
+    return rp.content if rp is not None and rp.feasible else content
+
+
+def r2_repair_indices(content: CachingContent, discount: float) -> np.ndarray:
+    """Indices of ``content`` with its missing costs repaired under R2 (no ``C' >= 0``), the
+    original ones if Assumption 3 holds or the repair is infeasible."""
+    cost = content.missing_cost
+    if not check_assumptions(content).assumption3:
+        rp = repair_missing_costs(content, nonnegative=False)
+        cost = np.concatenate([rp.modified, content.missing_cost[2:]]) if rp.feasible else cost
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return whittle_indices(arm_with_missing_cost(content, cost), discount=discount).indices
+
+
+# --------------------------------------------------------------------------------------------
+# Sec. 5, Theorem 5.1: random arms inside and beyond the bound
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Theorem51Check:
+    """Indexability of random arms against the bound of Theorem 5.1.
+
+    Attributes
+    ----------
+    counts : dict
+        ``{beta: {category: (indexable, drawn)}}``, categories ``"P0 = P1"``,
+        ``"eps <= bound"``, ``"eps > bound"``, ``"reversed Assumption 1, eps > bound"``.
+    non_indexable : tuple of (float, CachingContent)
+        The non-indexable arms beyond the bound, with their discount.
+    """
+
+    counts: dict
+    non_indexable: tuple
+
+    def all_indexable(self, category: str) -> bool:
+        """Every arm of ``category`` indexable at every discount."""
+        return all(v[category][0] == v[category][1] for v in self.counts.values())
+
+    def table(self) -> str:
+        """Indexable / drawn per category (rows) and discount (columns), with the bounds."""
+        bs = list(self.counts)
+        lines = [f"{'random arms: indexable / drawn':36s}" + "".join(f"{f'beta = {b}':>13s}" for b in bs),
+                 f"{'  bound (1-beta)/beta on eps':36s}"
+                 + "".join(f"{theorem51_bound(b):13.4f}" for b in bs)]
+        for k in self.counts[bs[0]]:
+            lines.append(f"{'  ' + k:36s}" + "".join(
+                f"{f'{self.counts[b][k][0]}/{self.counts[b][k][1]}':>13s}" for b in bs))
+        return "\n".join(lines)
+
+    def beyond(self):
+        """``(indexable, drawn)`` over the two categories beyond the bound and every
+        discount."""
+        keys = ("eps > bound", "reversed Assumption 1, eps > bound")
+        return (sum(v[k][0] for v in self.counts.values() for k in keys),
+                sum(v[k][1] for v in self.counts.values() for k in keys))
+
+
+def theorem51_check(discounts, n_random: int, *, rng, n_levels: int = 6) -> Theorem51Check:
+    """Draw, for each discount in turn, ``n_random`` dense arms with ``P0 = P1``,
+    ``n_random`` with perturbation ``eps`` inside the bound :math:`(1-\\beta)/\\beta`, those of
+    ``3 n_random`` drawn beyond it that stay beyond, and those of ``n_random`` birth-death
+    arms with Assumption 1 reversed that lie beyond it; test each for indexability (Sec. 5).
+    """
+    rng = np.random.default_rng(rng)
+    counts, bad = {}, []
+    for b in discounts:
+        bound = theorem51_bound(b)
+        same = [random_content(n_levels, rng=rng, chain="dense", closeness=0.0)
+                for _ in range(n_random)]
+        near = [random_content(n_levels, rng=rng, chain="dense",
+                               closeness=float(rng.uniform(0, bound))) for _ in range(n_random)]
+        far = [c for c in (random_content(n_levels, rng=rng, chain="dense",
+                                          closeness=float(rng.uniform(bound, 1)))
+                           for _ in range(3 * n_random))
+               if popularity_perturbation(c) > bound]
+        rev = [CachingContent(c.levels, c.missing_cost, c.P1, c.P0, c.fetch_cost)
+               for c in (random_content(n_levels, rng=rng) for _ in range(n_random))]
+        rev = [c for c in rev if popularity_perturbation(c) > bound]
+        bad += [(b, c) for c in far + rev if not quietly_indexable(c, b)]
+        counts[b] = {k: (sum(quietly_indexable(c, b) for c in v), len(v)) for k, v in
+                     (("P0 = P1", same), ("eps <= bound", near), ("eps > bound", far),
+                      ("reversed Assumption 1, eps > bound", rev))}
+    return Theorem51Check(counts, tuple(bad))
+
+
+# --------------------------------------------------------------------------------------------
+# Figs. 2-3 sweep: counts and shares per row of the heat tables
+# --------------------------------------------------------------------------------------------
+
+
+def counts_by_chain(points: dict, chains) -> list:
+    """``[(holds, n)]`` per chain of a verdict map of :func:`fig2_verdicts` /
+    :func:`fig3_verdicts`."""
+    return [(sum(h for p, h in points.items() if p[0] == ch), sum(p[0] == ch for p in points))
+            for ch in chains]
+
+
+def claim_shares(points: dict, rows):
+    """``(pairs, share)``: the pairs of the compared constant, sorted, and for each row
+    ``(chain, cost scale)`` and pair the share of the remaining constant at which the claim
+    holds, shape (rows, pairs)."""
+    pairs = sorted({p[3:] for p in points})
+    share = np.array([[np.mean([h for p, h in points.items() if p[:2] == r and p[3:] == pr])
+                       for pr in pairs] for r in rows])
+    return pairs, share
+
+
+def verdict_at(points: dict, point) -> str:
+    """``"holds"``, ``"fails"`` or ``"not in the sweep"`` at ``point``."""
+    return "holds" if points.get(point) else ("fails" if point in points else "not in the sweep")
+
+
+# --------------------------------------------------------------------------------------------
+# Figs. 5-6: the index policy against the optimum and greedy
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyComparison:
+    """Discounted costs of the policies of Figs. 5-6 (:func:`compare_policies`).
+
+    Attributes
+    ----------
+    costs : dict
+        ``{name: (exact, MonteCarloEstimate or None)}`` for ``"optimal"``, ``"Whittle"``,
+        ``"greedy"``, ``"Whittle, raw"`` (engine indices without :func:`snap_ties`; exact
+        only) and every extra priority rule (exact only). Exact: the mean over the initial
+        levels with nothing cached.
+    n_snapped : int
+        Index values moved by :func:`snap_ties`.
+    optimum : JointSolution
+    """
+
+    costs: dict
+    n_snapped: int
+    optimum: object
+
+    @property
+    def intervals_contain_exact(self) -> bool:
+        """Each Monte Carlo 95 % interval of optimal, Whittle and greedy contains its exact
+        value."""
+        return all(self.costs[n][1].interval.low <= self.costs[n][0] <= self.costs[n][1].interval.high
+                   for n in ("optimal", "Whittle", "greedy"))
+
+    def report(self, label: str) -> str:
+        """The comparison as a text table headed ``label``: exact (and Monte Carlo) costs,
+        the raw engine indices, the extras and the optimum's convergence."""
+        est0 = self.costs["optimal"][1]
+        mc = est0 is not None
+        lines = [f"{label}: expected discounted cost    exact"
+                 + (f"    Monte Carlo ({est0.n_runs} runs, 95 %)" if mc else "")]
+        for name, (exact, est) in list(self.costs.items())[:3]:
+            lines.append(f"  {name:28s} {exact:9.4f}"
+                         + (f"    {format_estimate(est.mean, est.interval.half_width)}" if mc else ""))
+        lines.append(f"  Whittle, raw engine indices  {self.costs['Whittle, raw'][0]:9.4f}    "
+                     f"({self.n_snapped} index values moved by the tie rule)")
+        lines += [f"  {name:28s} {exact:9.4f}" for name, (exact, _) in list(self.costs.items())[4:]]
+        opt = self.optimum
+        lines.append(f"  optimum: {opt.vi_iterations} value-iteration sweeps, {opt.pi_iterations} "
+                     f"policy-iteration steps, Bellman residual {opt.residual:.1e}")
+        return "\n".join(lines)
+
+    def evidence(self) -> str:
+        """The evidence of the claim of Figs. 5-6: exact costs with the gaps to the optimum,
+        the Monte Carlo estimates and whether their intervals contain the exact values."""
+        c = self.costs
+        mcs = [c[n][1] for n in ("optimal", "Whittle", "greedy")]
+        return (f"exact discounted costs: optimal {c['optimal'][0]:.4f}, "
+                f"{format_gaps(c, ['Whittle', 'greedy'])}; Monte Carlo ({mcs[0].n_runs} runs) "
+                + ", ".join(format_estimate(m.mean, m.interval.half_width) for m in mcs)
+                + f"; each 95 % interval {'contains' if self.intervals_contain_exact else 'does NOT contain'}"
+                f" its exact value. Indices within the engine's accuracy are tied (raw engine "
+                f"indices: Whittle {c['Whittle, raw'][0]:.4f}).")
+
+
+def compare_policies(contents, index_contents, capacity: int, discount: float, *, n_runs: int,
+                     horizon: int, rng, extra=None, monte_carlo: bool = True) -> PolicyComparison:
+    """Exact (and Monte Carlo) discounted costs of the optimal, Whittle and greedy policies
+    on ``contents``, the Whittle indices taken from ``index_contents`` (Figs. 5-6).
+
+    The initial levels of the runs are drawn from ``rng`` whether or not ``monte_carlo``;
+    the runs then use ``rng`` policy after policy.
+    """
+    prob = CachingProblem(contents, capacity, discount)
+    opt = solve_joint(prob)
+    raw = whittle_priorities(CachingProblem(index_contents, capacity, discount))
+    policies = {"optimal": opt.policy, "Whittle": snap_ties(raw),
+                "greedy": snap_ties(greedy_priorities(prob))}
+    n_snap = sum(int(np.sum(a != b)) for a, b in zip(raw, policies["Whittle"]))
+    n_lv = contents[0].n_levels
+    L = n_lv ** len(contents)
+    lv0 = rng.integers(0, n_lv, size=(n_runs, len(contents)))
+    c0 = np.zeros_like(lv0)
+    out = {}
+    for name, pol in policies.items():
+        table = pol if name == "optimal" else index_policy(prob, pol)
+        exact = evaluate_joint_policy(prob, table)[:L].mean()   # configuration 0 = none cached
+        est = (simulate_policy(prob, pol, initial_levels=lv0, initial_cached=c0,
+                               horizon=horizon, rng=rng) if monte_carlo else None)
+        out[name] = (exact, est)
+    out["Whittle, raw"] = (evaluate_joint_policy(prob, index_policy(prob, raw))[:L].mean(), None)
+    for name, pol in (extra or {}).items():
+        out[name] = (evaluate_joint_policy(prob, index_policy(prob, snap_ties(pol)))[:L].mean(),
+                     None)
+    return PolicyComparison(out, n_snap, opt)
+
+
+def close_to_optimal(costs: dict, name: str = "Whittle", *, rtol: float = 0.02) -> bool:
+    """The claim of Figs. 5-6 on exact costs: ``name`` within ``rtol`` of the optimum
+    (ours: 2 %) and cheaper than greedy."""
+    o, w, g = costs["optimal"][0], costs[name][0], costs["greedy"][0]
+    return (w - o) / o <= rtol and w < g
+
+
+def format_gaps(costs: dict, names) -> str:
+    """``"name cost (+x %)"`` for each of ``names``, the excess over the optimum."""
+    o = costs["optimal"][0]
+    return ", ".join(f"{n} {costs[n][0]:.4f} (+{100 * (costs[n][0] - o) / o:.2f} %)"
+                     for n in names)
+
+
+# --------------------------------------------------------------------------------------------
+# Fig. 7: the passive set against the penalty
+# --------------------------------------------------------------------------------------------
+
+
+def passive_set_sizes(content: CachingContent, lams, *, discount: float,
+                      tol: float = 1e-9) -> np.ndarray:
+    """Number of states where not caching is optimal at each penalty (Fig. 7; indexability,
+    Definition 2, needs it non-decreasing in the penalty)."""
+    return np.array([(solve_content(content, float(l), discount=discount).advantage <= tol).sum()
+                     for l in lams])
+
+
+def quiet_whittle_indices(content: CachingContent, discount: float):
+    """:func:`whittle_lib.indices.whittle_indices` of the arm of ``content``, its warnings
+    about non-indexable arms silenced (``indexable`` and the violating state are fields of
+    the result)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return whittle_indices(content.arm(), discount=discount)
+
+
+def sweep_note(points: dict, default_point, instance: str) -> str:
+    """``"h of n sweep points; at our default instance (instance): holds."``, the evidence of
+    a claim of Figs. 2-3 judged over the sweep (:func:`fig2_verdicts`, :func:`fig3_verdicts`).
+
+    Examples
+    --------
+    >>> sweep_note({("a", 1): True, ("a", 2): False}, ("a", 2), "chain a")
+    '1 of 2 sweep points; at our default instance (chain a): fails.'
+    """
+    return (f"{sum(points.values())} of {len(points)} sweep points; at our default instance "
+            f"({instance}): {verdict_at(points, default_point)}.")
+
+
+def repair_table(rows) -> str:
+    """The rows of :func:`repair_reading` as a text table (Sec. 4, Table 1): original and
+    modified ``C(r_1), C(r_2)``, the change, Assumptions 1-3 after, indexable before and
+    after."""
+    pair = lambda v: f"{v[0]:.4f}, {v[1]:.4f}"
+    yes = lambda b: "yes" if b else "no"
+    lines = [f"{'e':>6s}  {'content':>7s}  {'C(r1), C(r2)':>14s}  {'modified to':>20s}  {'change':>6s}  "
+             f"{'A1-A3 after':>11s}  {'indexable before, after':>23s}"]
+    for x in rows:
+        rp, before = x.repair, yes(x.indexable_before)
+        lines.append(f"{x.exponent:6g}  {x.content_no:7d}  {pair(rp.original):>14s}  " + (
+            f"{pair(rp.modified):>20s}  {rp.change:6.4f}  {yes(x.assumptions_after):>11s}  "
+            f"{before + ', ' + yes(x.indexable_after):>23s}" if rp.feasible else
+            f"{'none (LP infeasible)':>20s}  {'':6s}  {'':11s}  {before + ', -':>23s}"))
+    return "\n".join(lines)
+
+
+def counterexample_table(content: CachingContent, check) -> str:
+    """Per level ``k``: the indices ``W(k, 0), W(k, 1)`` of ``check``, the missing cost, the
+    birth-death chain (:func:`chain_probabilities`) and the boost sum ``s_k``
+    (:func:`boost_sums`) of ``content``: where the threshold structure breaks."""
+    W = check.index.indices.reshape(2, -1)
+    cols = np.vstack([W, content.missing_cost, chain_probabilities(content), boost_sums(content)])
+    lines = [f"{'k':>2s}  {'W(k, 0)':>8s}  {'W(k, 1)':>8s}  {'C(k)':>6s}  {'up0':>6s}  {'down0':>6s}  "
+             f"{'up1':>6s}  {'down1':>6s}  {'s_k':>6s}"]
+    lines += [f"{k:2d}  {col[0]:8.4f}  {col[1]:8.4f}  " + "  ".join(f"{v:6.3f}" for v in col[2:])
+              for k, col in enumerate(cols.T)]
+    return "\n".join(lines)
+
+
+def sweep_setting(sweep: IndexSweep, figure: str, n_levels: int) -> str:
+    """The ``setting`` of a claim of Fig. 2 or Fig. 3 judged over ``sweep``: its sizes, the
+    pairs of the constant the figure varies."""
+    n_d, n_b = len(sweep.fetch_costs), len(sweep.discounts)
+    head = f"K={n_levels};sweep: {len(sweep.chains)} chains, {len(sweep.cost_scales)} cost scales, "
+    if figure == "Fig. 2":
+        return head + f"{n_b} beta, {n_d * (n_d - 1) // 2} pairs of d"
+    if figure == "Fig. 3":
+        return head + f"{n_d} d, {n_b * (n_b - 1) // 2} pairs of beta"
+    raise ValueError(f"figure must be 'Fig. 2' or 'Fig. 3', got {figure!r}")
+
+
+def steady_readings(verdicts: dict, group, *, unit: str) -> dict:
+    """The readings of "W(r, 1) does not vary much" over a sweep: :func:`grouped_verdicts` of
+    each criterion of :data:`STEADY_CRITERIA`, labelled ``"<criterion> rule, <group>"``."""
+    out = {}
+    for crit in STEADY_CRITERIA:
+        out.update({f"{crit} rule, {k}": h for k, h in
+                    grouped_verdicts(verdicts[crit], group, unit=unit).items()})
+    return out
+
+
+def sweep_increasing(sweep: IndexSweep) -> np.ndarray:
+    """Per table of ``sweep``: indexable and both rows ``W(., c)`` strictly increasing in r
+    (Figs. 2-4)."""
+    return np.all(np.diff(sweep.tables, axis=-1) > 0, axis=(-2, -1)) & sweep.indexable
+
+
+def sweep_higher(sweep: IndexSweep, chain: str, other: str) -> np.ndarray:
+    """Per (cost scale, fetch cost, discount): every index of ``chain`` above that of
+    ``other`` in every state (Fig. 4)."""
+    i, j = sweep.chains.index(chain), sweep.chains.index(other)
+    return np.all(sweep.tables[i] > sweep.tables[j], axis=(-2, -1))
+
+
+def chain_label(point) -> str:
+    """``"chain <name>"``: the group of a sweep point for :func:`grouped_verdicts`."""
+    return f"chain {point[0]}"
+
+
+def failure_notes(bad: StructureChecks, bad_c: StructureChecks, concave_c) -> tuple:
+    """``(note_b, note_c)``: what the checks of Theorem 3.1 that are not threshold show, for
+    the evidence of the extension to level-dependent chains.
+
+    ``bad``: the failures under Assumptions 1-3 (do they violate Lemma 2's condition? where
+    does the index fall, :func:`index_drops`); ``bad_c``: the failures with Lemma 2's
+    condition, and ``concave_c`` whether Lemma 1's concave value function survives there
+    (:func:`lemma1_concave_at_failure`). Empty strings when there are no failures.
+    """
+    note_b = note_c = ""
+    if bad.n:
+        n_ok = int(bad.lemma2.sum())
+        cc, k = index_drops(bad.checks[0].index.indices.reshape(2, -1))[0]
+        note_b = (f" The {bad.n} failures all violate Lemma 2's condition (boost sums s_k not "
+                  f"non-increasing); e.g. the index falls from level {k} to {k + 1} (c = {cc}), so "
+                  "for penalties between the two values caching is optimal at the lower level only."
+                  if not n_ok else f" {n_ok} of the {bad.n} failures satisfy Lemma 2's condition.")
+    if bad_c.n:
+        note_c = (f" The {bad_c.n} failure(s) with Lemma 2's condition have a value function that "
+                  f"is not concave in r at the penalty where the policy is not threshold "
+                  f"({bad_c.n - sum(concave_c)} of {bad_c.n}): Lemma 1's conclusion fails, i.e. "
+                  "'P0 C and P1 C concave' (our Assumption 3) does not carry the induction of "
+                  "Remark 2 on level-dependent chains.")
+    return note_b, note_c
