@@ -4,6 +4,7 @@ No tolerances here: parsing and validation are exact (a bound is compared with `
 on the value as given).
 """
 
+import dataclasses
 import json
 import math
 
@@ -180,8 +181,11 @@ def test_check_parameters_reads_the_notebook_under_the_project_root(tmp_path, mo
     assert params.kappas == (0.5, 1.0, 2.0)
     assert list(params) == [s.name for s in parse_parameters_cell(CELL)]  # no extra names
     assert not params.is_default                                       # seed 7, arrival 25
-    with pytest.raises(AttributeError, match="read-only"):
+    assert type(params).__name__ == "DemoParameters" and dataclasses.is_dataclass(params)
+    assert params.asdict()["labels"] == ("a", "b") and len(params) == len(params.specs)
+    with pytest.raises(dataclasses.FrozenInstanceError):
         params.seed = 1
+    assert "seed=7" in repr(params) and params.changed == {"seed": 7, "arrival_rate": 25.0}
     namespace["replications"] = 1
     with pytest.raises(ValueError, match=r"^replications must be an int >= 2, got 1$"):
         check_parameters("99_demo", namespace)

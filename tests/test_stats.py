@@ -89,3 +89,15 @@ def test_sweep_on_a_dask_cluster_equals_the_serial_sweep():
 def test_sweep_validates_replications():
     with pytest.raises(ValueError, match="replications must be"):
         stats.sweep(_draw, [{"n": 1}], 1, replications=0)
+
+
+def test_named_seeds_are_the_sequential_spawns_in_declared_order():
+    root = np.random.SeedSequence(2015)
+    first, second = root.spawn(3), root.spawn(4)
+    streams = stats.named_seeds(2015, fig4=1, long=1, table=1, runs=4)
+    keys = [s.spawn_key for group in streams.values() for s in group]
+    assert keys == [s.spawn_key for s in first + second]
+    assert list(streams) == ["fig4", "long", "table", "runs"] and len(streams["runs"]) == 4
+    assert stats.named_seeds(1) == {} and stats.named_seeds(1, none=0) == {"none": ()}
+    with pytest.raises(ValueError, match="^runs must be a non-negative integer"):
+        stats.named_seeds(1, runs=-1)

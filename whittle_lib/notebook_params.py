@@ -50,8 +50,9 @@ import numbers
 import re
 import tokenize
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from .replication import project_root
 
@@ -59,6 +60,7 @@ __all__ = [
     "PARAMETER_TYPES",
     "ParameterSpec",
     "ParameterValues",
+    "parameters_class",
     "parse_parameters_cell",
     "read_parameter_specs",
     "check_parameters",
@@ -282,56 +284,86 @@ class ParameterSpec:
         return f"{self.rule} (default {format_value(self.default)}): {self.meaning}"
 
 
-class ParameterValues(Mapping):
-    """A notebook's checked parameter values: read-only, by key or attribute.
+class ParameterValues:
+    """Base of every notebook's parameters class: a frozen dataclass with one field per parameter.
 
-    ``params["seed"]`` and ``params.seed`` are the same; ``params.specs`` are the specs they
-    were checked against and ``params.is_default`` says whether every value is the default.
+    :func:`check_parameters` builds the class from the notebook's parameters cell
+    (:func:`parameters_class`), so ``params.seed`` is a checked, normalised value that cannot be
+    assigned; ``params["seed"]`` reads the same field. ``params.specs`` are the specs the values
+    were checked against, ``params.is_default`` says whether every value is the default and
+    ``params.changed`` lists the others.
     """
 
-    __slots__ = ("_values", "_specs")
-
-    def __init__(self, specs, values: Mapping):
-        object.__setattr__(self, "_specs", tuple(specs))
-        object.__setattr__(self, "_values", dict(values))
+    __slots__ = ()
+    specs: ClassVar[tuple[ParameterSpec, ...]] = ()
 
     def __getitem__(self, name):
-        return self._values[name]
+        if name not in self.__dataclass_fields__:
+            raise KeyError(name)
+        return getattr(self, name)
 
     def __iter__(self):
-        return iter(self._values)
+        return iter(spec.name for spec in self.specs)
 
     def __len__(self):
-        return len(self._values)
-
-    def __getattr__(self, name):
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(f"no parameter {name!r}") from None
-
-    def __setattr__(self, name, value):
-        raise AttributeError("parameters are read-only: change them in the parameters cell or "
-                             "with papermill")
+        return len(self.specs)
 
     def __repr__(self):
-        return ", ".join(f"{k}={format_value(v)}" for k, v in self._values.items())
+        values = ", ".join(f"{s.name}={format_value(getattr(self, s.name))}" for s in self.specs)
+        return f"{type(self).__name__}({values})"
 
-    @property
-    def specs(self) -> tuple[ParameterSpec, ...]:
-        """The specs the values were checked against."""
-        return self._specs
+    def asdict(self) -> dict:
+        """Every parameter's value, in the order of the cell."""
+        return {spec.name: getattr(self, spec.name) for spec in self.specs}
 
     @property
     def is_default(self) -> bool:
         """Whether every value equals its default."""
-        return is_default(self, self._specs)
+        return is_default(self.asdict(), self.specs)
 
     @property
     def changed(self) -> dict:
         """The parameters whose value differs from the default, in the order of the cell."""
-        return {spec.name: self[spec.name] for spec in self._specs
-                if self[spec.name] != spec.default}
+        return {spec.name: getattr(self, spec.name) for spec in self.specs
+                if getattr(self, spec.name) != spec.default}
+
+
+_PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "str": str,
+                 "list of int": tuple[int, ...], "list of float": tuple[float, ...],
+                 "list of str": tuple[str, ...]}
+
+
+def parameters_class(notebook_name: str, specs) -> type:
+    """The frozen dataclass of a notebook's parameters, one typed field per spec.
+
+    ``"01_ephemeral_crawling"`` gives ``EphemeralCrawlingParameters``; building an instance
+    validates every value against its spec (``ValueError`` naming the parameter), lists come
+    in as tuples, and assigning a field raises ``dataclasses.FrozenInstanceError``: the values
+    are changed in the parameters cell or with papermill, never in the notebook's body.
+
+    Examples
+    --------
+    >>> cls = parameters_class("99_demo", parse_parameters_cell("mu = 1.0  # float > 0: rate"))
+    >>> cls(mu=2)
+    DemoParameters(mu=2.0)
+    >>> cls(mu=0)
+    Traceback (most recent call last):
+        ...
+    ValueError: mu must be a float > 0, got 0
+    """
+    specs = tuple(specs)
+    stem = re.sub(r"^\d+_", "", notebook_name)
+    name = "".join(part.capitalize() for part in stem.split("_") if part) + "Parameters"
+
+    def __post_init__(self):
+        for spec in specs:
+            object.__setattr__(self, spec.name, spec.validate(getattr(self, spec.name)))
+
+    fields = [(spec.name, _PYTHON_TYPES[spec.type]) for spec in specs]
+    return make_dataclass(name, fields, bases=(ParameterValues,), frozen=True, slots=True,
+                          namespace={"specs": specs, "__post_init__": __post_init__,
+                                     "__repr__": ParameterValues.__repr__,
+                                     "__module__": __name__})
 
 
 def _parse_range(text: str, type_: str) -> dict:
@@ -478,7 +510,8 @@ def check_parameters(notebook_name: str, namespace: Mapping) -> ParameterValues:
     Returns
     -------
     ParameterValues
-        Every parameter's value, normalised, in the order of the cell.
+        An instance of the notebook's frozen dataclass (:func:`parameters_class`): every
+        parameter's value, normalised, in the order of the cell.
 
     Raises
     ------
@@ -487,13 +520,12 @@ def check_parameters(notebook_name: str, namespace: Mapping) -> ParameterValues:
         names the parameter and the value.
     """
     specs = read_parameter_specs(project_root() / "notebooks" / f"{notebook_name}.ipynb")
-    values = {}
     for spec in specs:
         if spec.name not in namespace:
             raise ValueError(f"{spec.name} is not defined: run the parameters cell of "
                              f"{notebook_name} first")
-        values[spec.name] = spec.validate(namespace[spec.name])
-    return ParameterValues(specs, values)
+    cls = parameters_class(notebook_name, specs)
+    return cls(**{spec.name: namespace[spec.name] for spec in specs})
 
 
 def is_default(values: Mapping, specs) -> bool:

@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["spawn_seeds", "replicate", "sweep", "ConfidenceInterval", "mean_interval",
+__all__ = ["spawn_seeds", "named_seeds", "replicate", "sweep", "ConfidenceInterval", "mean_interval",
            "share_interval"]
 
 
@@ -32,6 +32,44 @@ def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     return root.spawn(int(n))
+
+
+def named_seeds(seed, **counts: int) -> dict[str, tuple[np.random.SeedSequence, ...]]:
+    """Named independent streams of one seed, declared together: ``{name: count seeds}``.
+
+    A notebook declares every stream it draws from in one place, so which draws a cell gets
+    depends on its name, not on the cells run before it. The children are spawned from
+    ``SeedSequence(seed)`` in the order the names are given (``counts[name]`` consecutive
+    children each), which is what the same sequence of ``spawn`` calls would give. A count that
+    depends on a parameter shifts only the streams declared after it: declare those last.
+
+    Parameters
+    ----------
+    seed : int or SeedSequence
+        The root.
+    **counts : int
+        How many children each name gets (>= 0).
+
+    Returns
+    -------
+    dict
+        ``{name: tuple of SeedSequence}``, in the order given.
+
+    Examples
+    --------
+    >>> streams = named_seeds(1, fig4=1, table=2)
+    >>> [s.spawn_key for s in streams["table"]]
+    [(1,), (2,)]
+    >>> named_seeds(1, fig4=0.5)
+    Traceback (most recent call last):
+        ...
+    ValueError: fig4 must be a non-negative integer count of seeds, got 0.5
+    """
+    for name, n in counts.items():
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"{name} must be a non-negative integer count of seeds, got {n!r}")
+    children = iter(spawn_seeds(seed, sum(counts.values())))
+    return {name: tuple(next(children) for _ in range(n)) for name, n in counts.items()}
 
 
 def _call(func, seed):
