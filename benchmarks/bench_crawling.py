@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from whittle_lib import crawling, plotting, policies
+from whittle_lib import plotting
+from whittle_lib.models import crawling, crawling_policies as policies
 
 PERIODS = 1_000
 

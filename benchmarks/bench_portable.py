@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from whittle_lib import _portable as fp
-from whittle_lib import crawling
+from whittle_lib.models import crawling
 from whittle_lib.learning import LSPESettings, run_lspe
 
 

@@ -10,7 +10,7 @@ number of MDPs, the states of the largest, the total wall time (best of 3 repeti
 
 import time
 
-from whittle_lib import queueing as Q
+from whittle_lib.models import robots as Q
 
 MU = 1.0
 ROWS = [(lam, K, g) for lam in (0.01, 0.05, 0.1) for K in (5, 10, 15)

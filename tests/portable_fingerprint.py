@@ -10,7 +10,7 @@ import hashlib
 import numpy as np
 
 from whittle_lib import _portable as fp
-from whittle_lib import crawling, policies
+from whittle_lib.models import crawling, crawling_policies as policies
 from whittle_lib.learning import (CrawlerIndexProblem, LSPESettings, learn_whittle_index,
                                   run_lspe)
 

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from whittle_lib import caching as C
+from whittle_lib.models import caching as C
 from whittle_lib import indices, mdp
 
 

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from whittle_lib import crawling, indices, mdp
+from whittle_lib import indices, mdp
+from whittle_lib.models import crawling
 
 TABLE_ONE = crawling.table_one()
 

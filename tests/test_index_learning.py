@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from whittle_lib import crawling
+from whittle_lib.models import crawling
 from whittle_lib.arms import RestlessArm
 from whittle_lib.indices import whittle_indices
 from whittle_lib.learning import (

@@ -7,7 +7,7 @@ averages, a finite-difference gradient of log p for the score (8); invariants of
 import numpy as np
 import pytest
 
-from whittle_lib import crawling
+from whittle_lib.models import crawling
 from whittle_lib.learning import (LSPESettings, activation_probability, run_lspe,
                                   running_average, score, sherman_morrison_average, step_sizes,
                                   threshold_basis, thresholds, tikhonov_condition_bound,

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from whittle_lib import caching as C
+from whittle_lib.models import caching as C
 from whittle_lib import indices
 from whittle_lib.papers import caching_2023 as P
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from whittle_lib import crawling, policies
+from whittle_lib.models import crawling, crawling_policies as policies
 from whittle_lib.papers import crawling_2015 as c15
 
 

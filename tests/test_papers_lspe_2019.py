@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from whittle_lib import crawling
+from whittle_lib.models import crawling
 from whittle_lib.learning import LSPESettings
 from whittle_lib.papers import lspe_2019 as paper
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from whittle_lib import crawling as C
-from whittle_lib import policies as P
+from whittle_lib.models import crawling as C
+from whittle_lib.models import crawling_policies as P
 from whittle_lib.papers import rl_index_2018 as B
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from whittle_lib import mdp
-from whittle_lib import queueing as Q
+from whittle_lib.models import robots as Q
 from whittle_lib.papers import robots_1999 as P
 
 

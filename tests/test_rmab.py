@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from whittle_lib import arms, indices, mdp, policies, rmab
+from whittle_lib import arms, indices, mdp, rmab
+from whittle_lib.models import crawling_policies as policies
 
 
 def _random_arm(n, seed):

@@ -67,7 +67,7 @@ def test_sweep_on_a_dask_cluster_equals_the_serial_sweep():
     """A sweep of crawling simulations on a dask.distributed LocalCluster (two worker
     processes) gives the serial results bit for bit: each task owns its spawned stream."""
     distributed = pytest.importorskip("dask.distributed")
-    from whittle_lib import crawling, policies
+    from whittle_lib.models import crawling, crawling_policies as policies
 
     model = crawling.table_one()  # the four sources of the 2015 paper
     run = partial(policies.simulate, model, policies.WhittleRule(model), n_periods=50,

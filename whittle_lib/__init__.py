@@ -10,16 +10,14 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
     induction, stationary distributions.
 ``rmab``
     N arms with a budget: top-M, index rules, a simulator, Whittle's relaxation bound.
-``crawling``, ``policies``
-    the ephemeral-content crawling model, its closed-form Whittle index (Avrachenkov &
-    Borkar), priority policies with a budget and a vectorised simulator.
+``models``
+    one module per paper's system, on the core: ``crawling`` (ephemeral content, its closed-form
+    Whittle index, Avrachenkov & Borkar) with ``crawling_policies`` (its priority rules on the
+    core's simulator), ``caching`` (contents with varying popularity as restless arms, Pavamana
+    & Singh) and ``robots`` (the M/M/1/K model of web-robot control, Talim, Liu, Nain, Coffman).
 ``learning``
     learning the crawling policy: LSPE(0) on parametrised thresholds (Avrachenkov & Borkar
     2019) and two-timescale learning of the Whittle index (Borkar & Chadha 2018).
-``caching``
-    contents with varying popularity as restless arms (Pavamana & Singh).
-``queueing``
-    the M/M/1/K model of web-robot control (Talim, Liu, Nain, Coffman).
 ``replication``, ``stats``, ``plotting``
     comparison with the papers' numbers, results files, the report; independent
     replications over any executor; one figure style.
@@ -29,7 +27,7 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
     a notebook's parameters: specs read from its ``parameters`` cell, values checked by name
     (``check_parameters`` is also exported here).
 
-Submodules load on first use (``wl.queueing.<name>`` works without an import), so
+Submodules load on first use (``wl.models.robots.<name>`` works without an import), so
 ``import whittle_lib`` itself loads only the parameter checker: no SciPy solver, no
 matplotlib. Their public names are listed in each module's ``__all__``.
 """
@@ -38,8 +36,8 @@ import importlib
 
 from .notebook_params import check_parameters
 
-_SUBMODULES = ("arms", "caching", "crawling", "indices", "learning", "mdp", "notebook_params",
-               "papers", "plotting", "policies", "queueing", "replication", "rmab", "stats")
+_SUBMODULES = ("arms", "indices", "learning", "mdp", "models", "notebook_params", "papers",
+               "plotting", "replication", "rmab", "stats")
 
 __all__ = ["check_parameters", *_SUBMODULES]
 __version__ = "0.1.0"

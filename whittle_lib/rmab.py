@@ -140,7 +140,7 @@ class Dynamics(Protocol):
     ``step(states, active, rng)`` returns ``(next_states, reward)``, ``reward`` the total of
     the N arms this period, one per replication; ``observe(states)`` returns a copy of what a
     recorded run keeps. :class:`FiniteArms` implements it for finite arms;
-    :class:`whittle_lib.crawling.CrawlingDynamics` for the crawling model's continuous states.
+    :class:`whittle_lib.models.crawling.CrawlingDynamics` for the crawling model's continuous states.
     """
 
     n_arms: int
@@ -271,7 +271,7 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
     highest are active (:func:`top_m`), the arms earn their rewards and move
     (``dynamics.step``). Vectorised over arms and replications; the loop runs over periods.
     This is the library's one simulator: finite arms (:class:`FiniteArms`) and the crawling
-    model (:class:`whittle_lib.crawling.CrawlingDynamics`) both run through it.
+    model (:class:`whittle_lib.models.crawling.CrawlingDynamics`) both run through it.
 
     Parameters
     ----------

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _portable as fp
-from .. import crawling
+from ..models import crawling
 from ..arms import RestlessArm
-from ..crawling import CrawlingModel
+from ..models.crawling import CrawlingModel
 
 __all__ = [
     "StepSizes",
@@ -264,7 +264,7 @@ class CrawlerIndexProblem:
     * Index: ``gamma(x) = gamma*(x) + Psi(x)^T y``, ``Psi_i = k gamma*(x) cos(i arg(x))``,
       ``arg(x) = pi (x - u)(1 - alpha) / (alpha u)`` (0 at ``x = u``, ``pi`` at ``u*``),
       ``i = 1..K``. ``gamma*`` is the exact deterministic index
-      (:func:`whittle_lib.crawling.whittle_index`).
+      (:func:`whittle_lib.models.crawling.whittle_index`).
     * kappa: thresholds uniform on ``[0, kappa_scale u*]``.
     * Projection bound ``|p gamma*(x)|`` (``p = None``: no projection).
 
@@ -282,7 +282,7 @@ class CrawlerIndexProblem:
     kappa_scale : float
         Upper end of the thresholds' uniform law, in units of ``u*``.
     base_law : {"exponential", "deterministic"}
-        Law of the base utilities (:func:`whittle_lib.crawling.sample_new_utility`).
+        Law of the base utilities (:func:`whittle_lib.models.crawling.sample_new_utility`).
     """
 
     model: CrawlingModel
@@ -611,7 +611,7 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
 
 @dataclass(frozen=True, eq=False)
 class LearnedIndexRule:
-    """Priority rule ``gamma*(x) + Psi(x)^T y`` for :func:`whittle_lib.policies.simulate`.
+    """Priority rule ``gamma*(x) + Psi(x)^T y`` for :func:`whittle_lib.models.crawling_policies.simulate`.
 
     Parameters
     ----------

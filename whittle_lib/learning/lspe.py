@@ -39,7 +39,7 @@ import numpy as np
 from scipy.special import expit
 
 from .. import _portable as fp
-from ..crawling import CrawlingModel, deterministic_step, sample_new_utility, stochastic_step
+from ..models.crawling import CrawlingModel, deterministic_step, sample_new_utility, stochastic_step
 
 __all__ = [
     "threshold_basis",

@@ -1,6 +1,6 @@
 r"""Pavamana & Singh (2023): the readings of its claims and the sweeps that judge them.
 
-The model is :mod:`whittle_lib.caching`. Here sit what the paper's text needs beyond the model
+The model is :mod:`whittle_lib.models.caching`. Here sit what the paper's text needs beyond the model
 to be judged fairly (``DESIGN.md``: a verdict against a paper stands only if it survives every
 defensible reading and every value of the constants we chose):
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arms import RestlessArm
-from ..caching import (CachingContent, CachingProblem, check_assumptions, check_structure,
+from ..models.caching import (CachingContent, CachingProblem, check_assumptions, check_structure,
                        evaluate_joint_policy, greedy_priorities, index_policy, is_concave_on,
                        popularity_perturbation, random_content, repair_missing_costs,
                        simulate_policy, solve_content, solve_joint, theorem51_bound,
@@ -182,8 +182,8 @@ def random_lemma2_content(n_levels: int, *, rng) -> CachingContent:
     allows and made non-increasing again; each ``s_k`` split at random into an up-boost and a
     down-boost within the room of the level (``up1 <= 0.5``, ``down1 >= 0``). Missing cost
     concave non-decreasing and fetch cost uniform in [0, 10), as
-    :func:`whittle_lib.caching.random_content`. Assumption 3 and stochastic monotonicity are
-    not built in: filter with :func:`whittle_lib.caching.check_assumptions`.
+    :func:`whittle_lib.models.caching.random_content`. Assumption 3 and stochastic monotonicity are
+    not built in: filter with :func:`whittle_lib.models.caching.check_assumptions`.
 
     Parameters
     ----------
@@ -489,13 +489,13 @@ def snap_ties(priorities, *, rtol: float = TIE_RTOL) -> tuple[np.ndarray, ...]:
 
 
 def arm_with_missing_cost(content: CachingContent, missing_cost) -> RestlessArm:
-    r"""The arm of ``content`` (:meth:`~whittle_lib.caching.CachingContent.arm`) with other
+    r"""The arm of ``content`` (:meth:`~whittle_lib.models.caching.CachingContent.arm`) with other
     missing costs, negative ones allowed.
 
     Lemma 4's three properties (non-decreasing, concave, Assumption 3) do not ask for
     :math:`C' \ge 0`; a repair without that constraint
     (``repair_missing_costs(..., nonnegative=False)``) may lower :math:`C(r_1) = 0` below 0,
-    which :class:`~whittle_lib.caching.CachingContent` does not hold. Its index and
+    which :class:`~whittle_lib.models.caching.CachingContent` does not hold. Its index and
     indexability are still defined; this builds the arm for them.
     """
     cost = np.asarray(missing_cost, dtype=float)
@@ -633,7 +633,7 @@ def index_table(content: CachingContent, discount: float):
 
 
 #: The readings of the paper's assumptions printed for the base content (Sec. 2):
-#: (field of :class:`~whittle_lib.caching.AssumptionReport` or ``"lemma2"``, label).
+#: (field of :class:`~whittle_lib.models.caching.AssumptionReport` or ``"lemma2"``, label).
 ASSUMPTION_READINGS = (("assumption1", "Assumption 1: P1(k, .) dominates P0(k, .)"),
                        ("monotone_chains", "  and both chains stochastically monotone"),
                        ("assumption2", "Assumption 2: C non-decreasing and concave"),
@@ -691,7 +691,7 @@ def accepted_contents(draw, n_levels: int, n: int, *, rng):
 
 @dataclass(frozen=True, eq=False)
 class StructureChecks:
-    """Theorems 3.1-3.2 checked (:func:`whittle_lib.caching.check_structure`) on contents at
+    """Theorems 3.1-3.2 checked (:func:`whittle_lib.models.caching.check_structure`) on contents at
     several discounts, one entry per (content, discount).
 
     Attributes
@@ -733,7 +733,7 @@ class StructureChecks:
 
 
 def check_structures(contents, discounts) -> StructureChecks:
-    """:func:`whittle_lib.caching.check_structure` for every content and discount."""
+    """:func:`whittle_lib.models.caching.check_structure` for every content and discount."""
     checks = tuple(check_structure(c, discount=b) for c in contents for b in discounts)
     lemma2 = np.repeat([lemma2_condition(c) for c in contents], len(discounts))
     return StructureChecks(tuple(c for c in contents for _ in discounts), checks, lemma2)
@@ -802,7 +802,7 @@ class RepairRow:
 def repair_reading(weights, chains, levels, exponents, *, fetch_cost: float, discount: float,
                    nonnegative: bool) -> list:
     r"""Repair every content :math:`C_n(r) = w_n r^e` on ``levels`` that violates Assumption 3
-    (:func:`whittle_lib.caching.repair_missing_costs`, Lemma 4), for each exponent ``e``.
+    (:func:`whittle_lib.models.caching.repair_missing_costs`, Lemma 4), for each exponent ``e``.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Avrachenkov & Borkar (CDC 2015): what the paper printed and the sweeps that judge its claims.
 
-The model, the index and the simulator live in :mod:`whittle_lib.crawling` and
-:mod:`whittle_lib.policies`; this module holds the readings of the paper's sentences and of the
+The model, the index and the simulator live in :mod:`whittle_lib.models.crawling` and
+:mod:`whittle_lib.models.crawling_policies`; this module holds the readings of the paper's sentences and of the
 constants it does not give, and runs the model under each of them (``DESIGN.md``: a verdict
 against a paper stands only if it survives every defensible reading).
 
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from .. import crawling, indices, policies
+from .. import indices
+from ..models import crawling, crawling_policies as policies
 from ..replication import confidence_interval, format_estimate
 from ..stats import share_interval
 

@@ -36,7 +36,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .. import crawling, policies
+from ..models import crawling, crawling_policies as policies
 from ..learning.lspe import LSPEResult, LSPESettings, run_lspe
 from ..stats import share_interval
 
@@ -178,7 +178,7 @@ def xi_readings(arrival_rate: float = PRINTED.arrival_rate) -> dict:
     """The two readings of the example's ``u_i``: ``{name: CrawlingModel}``.
 
     ``"xi-bar of the 2015 Table I"``: "the same numerical example as in [2]", whose Table I
-    gives ``xi-bar = (1, 0.7, 0.2, 0.08)`` (:func:`whittle_lib.crawling.table_one`).
+    gives ``xi-bar = (1, 0.7, 0.2, 0.08)`` (:func:`whittle_lib.models.crawling.table_one`).
     ``"2019 u-formula (no xi-bar)"``: Section II's ``u_i`` as printed (:func:`u_printed`), i.e.
     ``xi-bar_i = 1`` for every source.
     """

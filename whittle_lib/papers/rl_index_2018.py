@@ -1,6 +1,6 @@
 r"""Borkar & Chadha (ICC 2018): the readings of its Table II and the sweeps that judge its claims.
 
-The model (the crawler of Avrachenkov & Borkar) lives in :mod:`whittle_lib.crawling`, the
+The model (the crawler of Avrachenkov & Borkar) lives in :mod:`whittle_lib.models.crawling`, the
 learning scheme in :mod:`whittle_lib.learning.index_learning`. This module holds what the paper
 left open and the computations that decide whether a verdict against it survives every reading:
 
@@ -13,7 +13,7 @@ left open and the computations that decide whether a verdict against it survives
   reward on the deterministic model (:math:`U \equiv u`) whatever the law of the utilities,
   and the spread of one run is exact too (:func:`schedule_run_sd`). :func:`greedy_readings`
   lists every reading of the printed rule we can name; :func:`greedy_reading_rewards`
-  computes each exactly (:func:`whittle_lib.policies.periodic_orbit`).
+  computes each exactly (:func:`whittle_lib.models.crawling_policies.periodic_orbit`).
 * **The index of the stochastic model.** :func:`stochastic_whittle_index` computes it
   independently of the learning code, by renewal Monte Carlo over threshold policies.
 * **The learned indices.** :func:`learning_sweep_replication` runs the learning scheme and
@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import crawling, policies
-from ..crawling import CrawlingModel
+from ..models import crawling, crawling_policies as policies
+from ..models.crawling import CrawlingModel
 from ..learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                        learn_whittle_index)
 
@@ -136,7 +136,7 @@ class StaticPriorityRule:
 
 @dataclass(frozen=True, eq=False)
 class PrintedIndexRule:
-    """Priority by the index *as printed* in Sec. IV-A (:func:`whittle_lib.crawling.index_2018`,
+    """Priority by the index *as printed* in Sec. IV-A (:func:`whittle_lib.models.crawling.index_2018`,
     an extra ``u alpha^zeta`` over Theorem 1 of the 2015 paper); picklable."""
 
     model: CrawlingModel
@@ -284,7 +284,7 @@ def schedule_run_sd(model: CrawlingModel, orbit, n_periods: int, *,
     ----------
     model : CrawlingModel
     orbit : PeriodicOrbit
-        From :func:`whittle_lib.policies.periodic_orbit` with a fixed-schedule rule.
+        From :func:`whittle_lib.models.crawling_policies.periodic_orbit` with a fixed-schedule rule.
     n_periods : int
     """
     if int(n_periods) != n_periods or n_periods < 1:
@@ -354,7 +354,7 @@ def stochastic_whittle_index(model: CrawlingModel, source: int, x, *, rng, n_cyc
     :math:`\lambda` whose maximiser over the grid :math:`\{h_j\}` lies above :math:`x`.
 
     The cycles of all thresholds use the same utilities (common random numbers), resampled
-    from ``pool`` exact draws of :func:`whittle_lib.crawling.sample_new_utility`. This uses
+    from ``pool`` exact draws of :func:`whittle_lib.models.crawling.sample_new_utility`. This uses
     nothing of the learning code: it is the independent reference for the learned index.
     With ``U = u`` (``base_law`` irrelevant, a degenerate pool) it gives the deterministic
     index at the visited states (a test).
@@ -450,7 +450,7 @@ def evaluate_on_common_arrivals(model: CrawlingModel, rule, M: int, n_periods: i
                                 rng, base_law: str = "exponential") -> np.ndarray:
     """Average reward of ``slots`` priority policies that all see the *same* arrivals.
 
-    The loop of :func:`whittle_lib.policies.simulate` (stochastic model, eq. 17, ties to the
+    The loop of :func:`whittle_lib.models.crawling_policies.simulate` (stochastic model, eq. 17, ties to the
     lowest number, start at ``u``), with the state carrying a leading axis of ``slots``
     policies and one new utility per source and period broadcast to all of them. With one
     slot it draws exactly what ``simulate`` draws and returns the same average (a test).

@@ -2,7 +2,7 @@
 
 J. Talim, Z. Liu, P. Nain, E. G. Coffman Jr., *Controlling Robots of Web Search Engines*, draft
 of May 20, 1999 ([TLNC99]_). The model itself (eqs. (4), (18)-(21), corrected) is
-:mod:`whittle_lib.queueing`; this module holds what the draft wrote where it matters for a
+:mod:`whittle_lib.models.robots`; this module holds what the draft wrote where it matters for a
 verdict, and the computations that decide whether a verdict survives every reading:
 
 - :func:`rvi_reference_sweep`: Proposition 4 as the paper ran it, for many reference states
@@ -34,7 +34,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from .. import mdp as _mdp
-from .. import queueing as _q
+from ..models import robots as _q
 from ..replication import parse_setting as _parse_setting
 from ..replication import setting as _setting
 
@@ -135,7 +135,7 @@ def rvi_reference_sweep(model: _mdp.FiniteMDP, reference_states, *, tau: float =
     Parameters
     ----------
     model : FiniteMDP
-        Rewards are ``-c``, as built by :func:`whittle_lib.queueing.robots_mdp`.
+        Rewards are ``-c``, as built by :func:`whittle_lib.models.robots.robots_mdp`.
     reference_states : array_like of int
         Positions of the ``x_hat`` to try.
     tau, tol : float
@@ -225,8 +225,8 @@ def strong_components(model: _mdp.FiniteMDP) -> list[np.ndarray]:
     Lemma 4 on ``K = 2``, ``N = 1``: besides one class, the two states ``(q, N, 2)``, ``q >= 1``,
     which no transition enters.
 
-    >>> from whittle_lib import queueing
-    >>> model, space = queueing.robots_mdp(0.1, 1.0, 1.4, 2, 1)
+    >>> from whittle_lib.models import robots
+    >>> model, space = robots.robots_mdp(0.1, 1.0, 1.4, 2, 1)
     >>> [(int(space.q[c[0]]), int(space.r[c[0]]), int(space.s[c[0]]))
     ...  for c in strong_components(model)[1:]]
     [(1, 1, 2), (2, 1, 2)]
@@ -306,7 +306,7 @@ def time_average_rates(lam: float, mu: float, gamma: float, K: int, N: int, poli
     ``(q, r, 1)`` is 1; at rate ``mu`` when ``q > 0`` a page leaves and one more robot is
     activated (if ``r < N``) if the action at ``(q, r, 0)`` is 1. Its stationary law gives the
     time averages; the per-epoch ones come from the uniformised chain of
-    :func:`whittle_lib.queueing.robots_mdp`. The policy must have one recurrent class.
+    :func:`whittle_lib.models.robots.robots_mdp`. The policy must have one recurrent class.
     """
     model, space = _q.robots_mdp(lam, mu, gamma, K, N)
     policy = np.asarray(policy)
@@ -518,7 +518,7 @@ def check_lemma1(mu: float, *, buffers=(2, 3, 4, 5, 7, 10, 15, 20, 30, 45, 60), 
     gamma(K) = mu (K + 2) / K``.
 
     For each ``K`` and each ``gamma`` (default 100 values in ``[0.05, 5]``, plus ``gamma(K)``),
-    the minimiser from the root of ``R`` (eq. (6), :func:`whittle_lib.queueing.optimal_load`)
+    the minimiser from the root of ``R`` (eq. (6), :func:`whittle_lib.models.robots.optimal_load`)
     is compared with a brute-force minimisation of eq. (4) on the grid ``step, 2 step, ...,
     rho_max`` that knows nothing of ``R``.
     """
@@ -857,7 +857,7 @@ def check_eq21(lam: float, mu: float, gamma: float, K: int, N: int) -> Eq21Check
     """Eq. (21) of [TLNC99]_ as printed: from a fictitious epoch ``(q, r, 2)`` the next epoch
     is a departure w.p. ``mu 1(q > 0)/nu``, an arrival w.p. ``lam r/nu``, fictitious otherwise,
     with ``q`` and ``r`` unchanged; compared with the rows of
-    :func:`whittle_lib.queueing.robots_mdp` under action 0."""
+    :func:`whittle_lib.models.robots.robots_mdp` under action 0."""
     model, space = _q.robots_mdp(lam, mu, gamma, K, N)
     nu = lam * N + mu
     fic = np.flatnonzero(space.s == 2)
@@ -1020,7 +1020,7 @@ class NMaxReadings:
 def n_max_readings(lam: float, mu: float, gamma: float, K: int, optimum, printed_N_max: int
                    ) -> NMaxReadings:
     """Judge a printed ``N_max`` against the unconstrained ``optimum`` (a
-    :class:`whittle_lib.queueing.DynamicOptimum`) and a run with a pool of ``printed_N_max``."""
+    :class:`whittle_lib.models.robots.DynamicOptimum`) and a run with a pool of ``printed_N_max``."""
     sp, pol = optimum.space, optimum.policy
     extra = (sp.s == 0) & (sp.r == optimum.N_max) & (pol == 1)
     at_pool = _q.robots_dynamic_optimum(lam, mu, gamma, K, printed_N_max)

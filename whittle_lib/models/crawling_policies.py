@@ -19,8 +19,8 @@ import numpy as np
 
 from . import crawling
 from .crawling import CrawlingModel
-from . import rmab
-from .rmab import top_m  # the library's one top-M, re-exported: crawling code calls it here
+from .. import rmab
+from ..rmab import top_m  # the library's one top-M, re-exported: crawling code calls it here
 
 __all__ = [
     "top_m",

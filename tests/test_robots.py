@@ -1,4 +1,4 @@
-"""Tests of whittle_lib.queueing: the M/M/1/K formulas, the static optimum, the robots MDP.
+"""Tests of whittle_lib.models.robots: the M/M/1/K formulas, the static optimum, the robots MDP.
 
 References of three kinds: numbers printed in the paper (Talim, Liu, Nain, Coffman 1999,
 Tables 1-2 and Figs. 6-8, cited by ID), independent algorithms (the generator of the birth-death
@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import linalg, optimize
 
-from whittle_lib import mdp, queueing as Q
+from whittle_lib import mdp
+from whittle_lib.models import robots as Q
 
 MU = 1.0  # the captions' value; see the notebook for the evidence against the text's 0.5
 

@@ -49,10 +49,10 @@ import numpy as np
 from scipy import optimize, sparse
 from scipy.sparse import linalg as sparse_linalg
 
-from .arms import ROW_SUM_TOL, RestlessArm, _as_matrix
-from .indices import WhittleIndexResult, whittle_indices
-from .rmab import sample_next, top_m
-from .stats import ConfidenceInterval, mean_interval
+from ..arms import ROW_SUM_TOL, RestlessArm, _as_matrix
+from ..indices import WhittleIndexResult, whittle_indices
+from ..rmab import sample_next, top_m
+from ..stats import ConfidenceInterval, mean_interval
 
 __all__ = [
     "birth_death_matrix",

@@ -28,8 +28,8 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, sparse
 
-from . import _portable as fp
-from . import mdp as _mdp
+from .. import _portable as fp
+from .. import mdp as _mdp
 
 __all__ = [
     "mm1k_distribution",

@@ -36,9 +36,9 @@ import itertools
 import numpy as np
 from scipy import optimize, sparse
 
-from . import _portable as fp
-from . import mdp
-from .arms import RestlessArm
+from .. import _portable as fp
+from .. import mdp
+from ..arms import RestlessArm
 
 __all__ = [
     "CrawlingModel",

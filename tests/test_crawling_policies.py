@@ -1,4 +1,4 @@
-"""Priority policies, the top-M selection and the simulator (whittle_lib.policies).
+"""Priority policies, the top-M selection and the simulator (whittle_lib.models.crawling_policies).
 
 The simulator updates states in place for speed; it is checked against a plain loop over the
 pure step functions, against the exact periodic average, and (stochastic model) against the
@@ -8,7 +8,7 @@ exact expectation of round robin, which is linear in the arrivals.
 import numpy as np
 import pytest
 
-from whittle_lib import crawling, policies
+from whittle_lib.models import crawling, crawling_policies as policies
 
 TABLE_ONE = crawling.table_one()
 

@@ -1,0 +1,28 @@
+"""The papers' systems as models on the core: a model, its closed forms, what it hands the core.
+
+``crawling``, ``crawling_policies``
+    ephemeral content (Avrachenkov & Borkar 2015-2019): the model, the closed-form Whittle
+    index, the exact optimum, the dynamics the core's simulator runs; the priority rules.
+``caching``
+    contents with varying popularity as restless arms (Pavamana & Singh 2023).
+``robots``
+    the M/M/1/K model of web-robot control (Talim, Liu, Nain & Coffman 1999).
+
+Imports run one way: ``papers`` -> ``models`` -> the core, never back. Submodules load on first
+use, so ``wl.models.robots`` needs no import of its own.
+"""
+
+import importlib
+
+_SUBMODULES = ("caching", "crawling", "crawling_policies", "robots")
+__all__ = list(_SUBMODULES)
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_SUBMODULES])
