@@ -137,9 +137,9 @@ def test_index_2018_exceeds_the_index_by_u_alpha_zeta_on_visited_states():
     x = crawling.visited_states(u, alpha, k)
     extra = c15.index_2018_with(k, x, u, alpha) - crawling.whittle_index(x, u, alpha)
     np.testing.assert_allclose(extra, u * alpha ** k, rtol=1e-9, atol=1e-9 * model.u_star.max())
-    # with the printed floating ceiling it is crawling.index_2018
-    zeta = crawling._eta_printed(x, u, alpha)
-    np.testing.assert_allclose(c15.index_2018_with(zeta, x, u, alpha), crawling.index_2018(x, u, alpha),
+    # with the printed floating ceiling it is c15.index_2018
+    zeta = c15._eta_printed(x, u, alpha)
+    np.testing.assert_allclose(c15.index_2018_with(zeta, x, u, alpha), c15.index_2018(x, u, alpha),
                                rtol=1e-12)
 
 
@@ -166,7 +166,7 @@ def test_printed_2018_rule_is_the_printed_form():
     model = crawling.table_one()
     x = model.u_star * 0.6
     assert np.array_equal(c15.Printed2018Rule(model)(x, None, 0),
-                          crawling.index_2018(x, model.u, model.alpha))
+                          c15.index_2018(x, model.u, model.alpha))
 
 
 def test_starts_and_running_average():

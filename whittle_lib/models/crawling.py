@@ -15,10 +15,9 @@ during the period. After one crawl the deterministic state only takes the values
 ``x_k = u (1 - alpha**k) / (1 - alpha)``, ``k = 1, 2, ...`` (:func:`visited_states`), ``k``
 being the number of periods since the last crawl.
 
-The Whittle index (Theorem 1) is :func:`whittle_index`. Three printed forms exist
-(:func:`index_theorem1`, :func:`index_remark`, :func:`index_2018`); the notebook
-``01_ephemeral_crawling`` checks each against the index by definition
-(:func:`index_by_definition`).
+The Whittle index (Theorem 1) is :func:`whittle_index`, checked against the index by
+definition (:func:`index_by_definition`). The forms the papers printed, which differ from it,
+are in :mod:`whittle_lib.papers.crawling_2015`.
 
 References
 ----------
@@ -47,9 +46,6 @@ __all__ = [
     "visited_states",
     "periods_to_reach",
     "whittle_index",
-    "index_theorem1",
-    "index_remark",
-    "index_2018",
     "cycle_reward",
     "visited_state_arm",
     "index_by_definition",
@@ -305,46 +301,6 @@ def whittle_index(x, u, alpha, C=1.0):
     x = np.asarray(x, dtype=float)
     u, slope, log_alpha, u_star = _index_constants(u, alpha)
     return _whittle_index(x, u, slope, log_alpha, u_star) / np.asarray(C, dtype=float)
-
-
-# -- the three printed forms, literally ---------------------------------------------------------
-
-def _eta_printed(x, u, alpha):
-    """``ceil(log+_alpha((u - (1-alpha)x)/u))`` exactly as printed: floating ceiling, ``log+ = 0``
-    where the argument is not positive."""
-    arg = (u - (1.0 - np.asarray(alpha)) * np.asarray(x, dtype=float)) / u
-    ratio = np.where(arg > 0, fp.log(np.where(arg > 0, arg, 1.0)), 0.0) / fp.log(alpha)
-    return np.ceil(ratio)
-
-
-def index_theorem1(x, u, alpha, C=1.0):
-    """Theorem 1 of the 2015 paper as printed (also eqs. (4)-(5) of the 2019 paper).
-
-    ``(1/C)[eta((1-alpha)x - u) + (1 - alpha**eta) u / (1 - alpha)]`` with the plain floating
-    ceiling and ``log+ = 0`` for ``x >= u*``.
-    """
-    alpha = np.asarray(alpha, dtype=float)
-    eta = _eta_printed(x, u, alpha)
-    return (eta * ((1 - alpha) * np.asarray(x, float) - u) + (1 - fp.power(alpha, eta)) / (1 - alpha) * u) / C
-
-
-def index_remark(x, u, alpha, C=1.0):
-    """The simplified form of the Remark after Theorem 1 (2015): ``(1/C)(eta((1-alpha)x - u) + x)``.
-
-    Valid only on visited states (it uses ``x_eta = x``), with the plain floating ceiling.
-    """
-    alpha = np.asarray(alpha, dtype=float)
-    x = np.asarray(x, dtype=float)
-    eta = _eta_printed(x, u, alpha)
-    return (eta * ((1 - alpha) * x - u) + x) / C
-
-
-def index_2018(x, u, alpha):
-    """The index of Section IV-A of the 2018 paper as printed:
-    ``zeta((1-alpha)x - u) + [alpha**zeta + (1 - alpha**zeta)/(1 - alpha)] u``."""
-    alpha = np.asarray(alpha, dtype=float)
-    eta = _eta_printed(x, u, alpha)
-    return eta * ((1 - alpha) * np.asarray(x, float) - u) + (fp.power(alpha, eta) + (1 - fp.power(alpha, eta)) / (1 - alpha)) * u
 
 
 # -- the index from its definition --------------------------------------------------------------

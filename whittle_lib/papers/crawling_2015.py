@@ -29,12 +29,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from .. import _portable as _fp
 from .. import indices
 from ..models import crawling, crawling_policies as policies
 from ..replication import confidence_interval, format_estimate
 from ..stats import share_interval
 
 __all__ = [
+    "index_theorem1",
+    "index_remark",
+    "index_2018",
     "BaseLawReading",
     "BASE_LAW_READINGS",
     "SkipReading",
@@ -67,6 +71,47 @@ __all__ = [
     "StochasticComparison",
     "stochastic_comparison",
 ]
+
+
+# -- the three printed forms, literally ---------------------------------------------------------
+
+def _eta_printed(x, u, alpha):
+    """``ceil(log+_alpha((u - (1-alpha)x)/u))`` exactly as printed: floating ceiling, ``log+ = 0``
+    where the argument is not positive."""
+    arg = (u - (1.0 - np.asarray(alpha)) * np.asarray(x, dtype=float)) / u
+    ratio = np.where(arg > 0, _fp.log(np.where(arg > 0, arg, 1.0)), 0.0) / _fp.log(alpha)
+    return np.ceil(ratio)
+
+
+def index_theorem1(x, u, alpha, C=1.0):
+    """Theorem 1 of the 2015 paper as printed (also eqs. (4)-(5) of the 2019 paper).
+
+    ``(1/C)[eta((1-alpha)x - u) + (1 - alpha**eta) u / (1 - alpha)]`` with the plain floating
+    ceiling and ``log+ = 0`` for ``x >= u*``.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    eta = _eta_printed(x, u, alpha)
+    return (eta * ((1 - alpha) * np.asarray(x, float) - u) + (1 - _fp.power(alpha, eta)) / (1 - alpha) * u) / C
+
+
+def index_remark(x, u, alpha, C=1.0):
+    """The simplified form of the Remark after Theorem 1 (2015): ``(1/C)(eta((1-alpha)x - u) + x)``.
+
+    Valid only on visited states (it uses ``x_eta = x``), with the plain floating ceiling.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    x = np.asarray(x, dtype=float)
+    eta = _eta_printed(x, u, alpha)
+    return (eta * ((1 - alpha) * x - u) + x) / C
+
+
+def index_2018(x, u, alpha):
+    """The index of Section IV-A of the 2018 paper as printed:
+    ``zeta((1-alpha)x - u) + [alpha**zeta + (1 - alpha**zeta)/(1 - alpha)] u``."""
+    alpha = np.asarray(alpha, dtype=float)
+    eta = _eta_printed(x, u, alpha)
+    return eta * ((1 - alpha) * np.asarray(x, float) - u) + (_fp.power(alpha, eta) + (1 - _fp.power(alpha, eta)) / (1 - alpha)) * u
+
 
 
 @dataclass(frozen=True)
@@ -331,7 +376,7 @@ def index_2018_with(zeta, x, u, alpha):
     """The 2018 paper's printed index (its Sec. IV-A) with a given ``zeta``.
 
     ``zeta ((1 - alpha) x - u) + [alpha**zeta + (1 - alpha**zeta) / (1 - alpha)] u``. With the
-    printed floating ceiling for ``zeta`` this is :func:`crawling.index_2018`; with the exact
+    printed floating ceiling for ``zeta`` this is :func:`index_2018`; with the exact
     number of periods to reach ``x`` (:func:`crawling.periods_to_reach`) it is the reading that
     forgives the ceiling, and still exceeds Theorem 1 by ``u alpha**zeta``.
 
@@ -391,13 +436,13 @@ class OnlySourceRule:
 
 @dataclass(frozen=True)
 class Printed2018Rule:
-    """The 2018 paper's printed index form (its Sec. IV-A, :func:`crawling.index_2018`) as a
+    """The 2018 paper's printed index form (its Sec. IV-A, :func:`index_2018`) as a
     priority rule: the referee's counter-reading of the 2015 paper's reward."""
 
     model: crawling.CrawlingModel
 
     def __call__(self, x, age, t):
-        return crawling.index_2018(x, self.model.u, self.model.alpha)
+        return index_2018(x, self.model.u, self.model.alpha)
 
 
 def starts(model: crawling.CrawlingModel) -> dict:
@@ -544,11 +589,11 @@ def check_index_forms(model: crawling.CrawlingModel, index_states: int, *,
         discount=1.0) for i in range(model.n_sources)]
     engine_indices = np.array([r.indices[:index_states] for r in engine])
     tol = 1e-9 * model.u_star.max()
-    theorem1 = crawling.index_theorem1(x, u, alpha)
+    theorem1 = index_theorem1(x, u, alpha)
     forms = dict(zip(INDEX_FORMS, (
-        theorem1, crawling.index_remark(x, u, alpha),
-        crawling.index_theorem1(x, u, alpha),   # the same expression, with zeta for eta
-        crawling.index_2018(x, u, alpha), crawling.whittle_index(x, u, alpha))))
+        theorem1, index_remark(x, u, alpha),
+        index_theorem1(x, u, alpha),   # the same expression, with zeta for eta
+        index_2018(x, u, alpha), crawling.whittle_index(x, u, alpha))))
     errors = {name: np.abs(values - by_definition) for name, values in forms.items()}
     with_exact_eta = crawling.periods_to_reach(x, u, alpha) * ((1 - alpha) * x - u) + x
     exact_zeta = crawling.periods_to_reach(x, u, alpha)
@@ -566,7 +611,7 @@ def check_index_forms(model: crawling.CrawlingModel, index_states: int, *,
         x, by_definition, engine_indices, all(r.indexable for r in engine),
         int(index_states + extra_states), forms, errors, tol,
         float(np.abs(with_exact_eta - by_definition).max()), errors_2018, above,
-        crawling.index_theorem1(above, model.u, model.alpha),
+        index_theorem1(above, model.u, model.alpha),
         crawling.whittle_index(above, model.u, model.alpha))
 
 

@@ -41,10 +41,12 @@ import numpy as np
 
 from ..models import crawling, crawling_policies as policies
 from ..models.crawling import CrawlingModel
+from .crawling_2015 import index_2018
 from ..learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                        learn_whittle_index)
 
 __all__ = [
+    "index_2018",  # the printed form, kept with the 2015 forms in crawling_2015
     "AgePriorityRule",
     "StatePriorityRule",
     "StaticPriorityRule",
@@ -136,14 +138,14 @@ class StaticPriorityRule:
 
 @dataclass(frozen=True, eq=False)
 class PrintedIndexRule:
-    """Priority by the index *as printed* in Sec. IV-A (:func:`whittle_lib.models.crawling.index_2018`,
+    """Priority by the index *as printed* in Sec. IV-A (:func:`whittle_lib.papers.crawling_2015.index_2018`,
     an extra ``u alpha^zeta`` over Theorem 1 of the 2015 paper); picklable."""
 
     model: CrawlingModel
     time_period: int | None = field(default=None, init=False)
 
     def __call__(self, x, age, t):
-        return crawling.index_2018(np.asarray(x, dtype=float), self.model.u, self.model.alpha)
+        return index_2018(np.asarray(x, dtype=float), self.model.u, self.model.alpha)
 
 
 @dataclass(frozen=True, eq=False)
