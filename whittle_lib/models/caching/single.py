@@ -1,0 +1,178 @@
+"""One content under a penalty: the optimal threshold policy, its Whittle index and structure (Sec. 3)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...indices import WhittleIndexResult, whittle_indices
+from .assumptions import theorem51_bound
+from .content import CachingContent
+
+__all__ = ["ContentSolution", "solve_content", "StructureCheck", "check_structure"]
+
+# --------------------------------------------------------------------------------------------
+# The single-content problem with a penalty (Sec. 3)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ContentSolution:
+    """Optimal solution of the single-content problem with penalty ``lam`` for caching.
+
+    Attributes
+    ----------
+    lam : float
+        The penalty per slot in the cache.
+    cost : numpy.ndarray, shape (2K,)
+        Optimal discounted cost :math:`V_\\lambda(x)`, state ``x = k + K c``.
+    advantage : numpy.ndarray, shape (2K,)
+        Cost of not caching minus cost of caching, :math:`Q(x,0) - Q(x,1)`: caching is
+        optimal where it is >= 0.
+    cache : numpy.ndarray of bool, shape (2K,)
+        The optimal action chosen (``advantage > tol``; ties go to not caching).
+    thresholds : tuple of int or None
+        ``(tau_0, tau_1)``: level indices from which caching is optimal after "not cached" and
+        "cached" (``K`` if never), when some optimal policy is a threshold policy
+        (Definition 4) in both rows; ``None`` otherwise.
+    iterations : int
+        Policy-iteration steps.
+    """
+
+    lam: float
+    cost: np.ndarray
+    advantage: np.ndarray
+    cache: np.ndarray
+    thresholds: tuple | None
+    iterations: int
+
+
+def _threshold(adv_row, tol):
+    """Smallest tau such that caching at levels >= tau and not below is optimal, or None."""
+    K = adv_row.size
+    for tau in range(K + 1):
+        if np.all(adv_row[:tau] <= tol) and np.all(adv_row[tau:] >= -tol):
+            return tau
+    return None
+
+
+def solve_content(content: CachingContent, lam: float, *, discount: float) -> ContentSolution:
+    r"""Solve the single-content problem (6)-(8) with penalty ``lam`` exactly.
+
+    Policy iteration on the ``2K`` states (dense linear solves; exact for a finite discounted
+    MDP, [P94]_ Sec. 6.4), in costs. The threshold check allows ties within
+    ``1e-10`` times the cost scale: a state where both actions are optimal may be put on
+    either side of the threshold.
+
+    Parameters
+    ----------
+    content : CachingContent
+    lam : float
+        Penalty per slot in the cache (the paper's :math:`\lambda`; our subsidy for passivity).
+    discount : float
+        In (0, 1).
+
+    Returns
+    -------
+    ContentSolution
+    """
+    theorem51_bound(discount)  # validates the discount
+    beta = float(discount)
+    arm = content.arm()
+    n = arm.n_states
+    c0 = -arm.R0  # cost of not caching
+    c1 = -arm.R1 + float(lam)  # cost of caching
+    scale = max(1.0, float(np.abs(np.concatenate([c0, c1])).max()))
+    tol = 1e-10 * scale / (1.0 - beta)
+    cache = np.zeros(n, dtype=bool)
+    for it in range(1, 10 * n + 100):
+        P = np.where(cache[:, None], arm.P1, arm.P0)
+        V = np.linalg.solve(np.eye(n) - beta * P, np.where(cache, c1, c0))
+        q0 = c0 + beta * arm.P0 @ V
+        q1 = c1 + beta * arm.P1 @ V
+        adv = q0 - q1
+        better = np.where(cache, adv < -tol, adv > tol)
+        if not better.any():
+            break
+        cache = cache ^ better
+    K = content.n_levels
+    t0, t1 = _threshold(adv[:K], tol), _threshold(adv[K:], tol)
+    thresholds = None if t0 is None or t1 is None else (t0, t1)
+    adv.setflags(write=False)
+    V.setflags(write=False)
+    cache.setflags(write=False)
+    return ContentSolution(float(lam), V, adv, cache, thresholds, it)
+
+
+@dataclass(frozen=True, eq=False)
+class StructureCheck:
+    """Theorems 3.1 and 3.2 checked on one content (:func:`check_structure`).
+
+    Attributes
+    ----------
+    index : WhittleIndexResult
+        The exact indices and indexability verdict of the engine ([GGK23] algorithm).
+    lams : numpy.ndarray
+        Penalties at which the single-content problem was solved directly.
+    threshold : bool
+        At every penalty in ``lams`` some optimal policy is a threshold policy in both rows
+        (Theorem 3.1, Definition 4).
+    tau_order : bool
+        At every penalty, ``tau_1 <= tau_0`` (Theorem 3.1, "Also, ...": a cached content is
+        kept from a lower level on than an uncached one is fetched).
+    passive_monotone : bool
+        The passive sets of the direct solutions grow with the penalty (indexability,
+        Definition 2, checked independently of the engine on ``lams``).
+    """
+
+    index: WhittleIndexResult
+    lams: np.ndarray
+    threshold: bool
+    tau_order: bool
+    passive_monotone: bool
+
+
+def check_structure(content: CachingContent, *, discount: float,
+                    n_grid: int = 21) -> StructureCheck:
+    """Check Theorem 3.1 (threshold policy) and Theorem 3.2 (indexability) on one content.
+
+    The optimal policy can change only where the penalty crosses a Whittle index, so the
+    single-content problem is solved (:func:`solve_content`) at the midpoints between
+    consecutive distinct indices, one below the smallest and one above the largest, plus
+    ``n_grid`` equally spaced penalties over the same range: every distinct optimal policy of
+    an indexable content is met. For a non-indexable content the range is that of the
+    one-slot costs scaled by ``1 / (1 - discount)``.
+
+    Returns
+    -------
+    StructureCheck
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        index = whittle_indices(content.arm(), discount=discount)
+    w = np.unique(index.indices[np.isfinite(index.indices)])
+    if index.indexable and w.size:
+        lo, hi = w[0] - 1.0, w[-1] + 1.0
+        lams = np.concatenate([[lo], 0.5 * (w[1:] + w[:-1]), [hi], np.linspace(lo, hi, n_grid)])
+    else:
+        arm = content.arm()
+        span = float(np.abs(np.concatenate([arm.R0, arm.R1])).max()) / (1.0 - discount) + 1.0
+        lams = np.linspace(-span, span, 10 * n_grid)
+    lams = np.unique(lams)
+    threshold = tau_order = passive_monotone = True
+    prev_passive = None
+    for lam in lams:
+        sol = solve_content(content, float(lam), discount=discount)
+        if sol.thresholds is None:
+            threshold = False
+        elif sol.thresholds[1] > sol.thresholds[0]:
+            tau_order = False
+        scale = max(1.0, float(np.abs(sol.cost).max()))
+        passive = sol.advantage <= 1e-9 * scale
+        if prev_passive is not None and np.any(prev_passive & ~passive):
+            passive_monotone = False
+        prev_passive = passive
+    lams.setflags(write=False)
+    return StructureCheck(index, lams, threshold, tau_order, passive_monotone)
