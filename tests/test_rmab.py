@@ -150,3 +150,44 @@ def test_index_policy_earns_at_most_the_relaxation_bound():
     idx = [indices.whittle_indices(a, discount=1.0).indices for a in arm_list]
     exact = _joint_average(arm_list, idx, 2)
     assert exact <= rmab.relaxation_bound(arm_list, 2).bound + 1e-12
+
+
+class _Rotation:
+    """Deterministic toy dynamics: arm i holds a counter; active resets it, passive adds 1 (mod 5).
+    The reward of an active arm is its counter. Its step draws nothing."""
+
+    n_arms = 3
+
+    def initial(self, replications):
+        return np.array([0, 2, 4])
+
+    def step(self, states, active, rng):
+        return np.where(active, 0, (states + 1) % 5), float(states[active].sum())
+
+    def observe(self, states):
+        return np.array(states, copy=True)
+
+
+def test_periodic_orbit_is_the_long_run_average_of_the_simulated_trajectory():
+    rule = lambda states, t: states.astype(float)          # noqa: E731
+    orbit = rmab.periodic_orbit(_Rotation(), rule, 1)
+    run = rmab.simulate(_Rotation(), rule, 1, orbit.transient + 50 * orbit.period,
+                        replications=None, rng=0)
+    cycle = run.rewards[orbit.transient:]
+    assert orbit.average_reward == pytest.approx(cycle.mean(), rel=1e-12)
+    np.testing.assert_array_equal(run.rewards[:orbit.rewards.size], orbit.rewards)
+    with pytest.raises(ValueError, match="^time_period must be"):
+        rmab.periodic_orbit(_Rotation(), rule, 1, time_period=0)
+    with pytest.raises(RuntimeError, match="no repeated state"):
+        rmab.periodic_orbit(_Rotation(), rule, 1, max_periods=2)
+
+
+def test_the_crawling_orbit_is_the_core_orbit_on_the_crawling_dynamics():
+    from whittle_lib.models import crawling
+    model = crawling.table_one()
+    rule = policies.WhittleRule(model)
+    old = policies.periodic_orbit(model, rule, 2)
+    core = rmab.periodic_orbit(crawling.CrawlingDynamics(model),
+                               lambda s, t: rule(s.x, s.age, t), 2)
+    assert old.average_reward == core.average_reward and old.period == core.period
+    np.testing.assert_array_equal(old.crawled, core.active)

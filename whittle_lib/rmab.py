@@ -1,4 +1,5 @@
-"""N restless arms under a budget: top-M selection, index rules, a simulator, the relaxation bound.
+"""N restless arms under a budget: top-M, index rules, a simulator, exact periodic averages, the
+relaxation bound.
 
 This is the core a reader uses on their own arms. It knows no paper: it takes finite
 :class:`~whittle_lib.arms.RestlessArm` objects (or any dynamics with the same two methods, see
@@ -26,6 +27,8 @@ from .arms import RestlessArm
 from .indices import whittle_indices
 
 __all__ = [
+    "PeriodicOrbit",
+    "periodic_orbit",
     "top_m",
     "sample_next",
     "Dynamics",
@@ -315,6 +318,87 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
     if not record:
         return RmabSimulation(rewards)
     return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log))
+
+
+@dataclass(frozen=True)
+class PeriodicOrbit:
+    """The eventually periodic trajectory of a deterministic rule on deterministic dynamics.
+
+    Attributes
+    ----------
+    transient : int
+        Periods before the orbit first enters its cycle.
+    period : int
+        Length of the cycle.
+    average_reward : float
+        Exact long-run average reward: the mean reward over one cycle.
+    rewards : ndarray
+        Rewards of the first ``transient + period`` periods.
+    active : ndarray of bool, shape (transient + period, N)
+        Decisions over the same periods.
+    """
+
+    transient: int
+    period: int
+    average_reward: float
+    rewards: np.ndarray
+    active: np.ndarray
+
+    @property
+    def crawled(self) -> np.ndarray:
+        """The decisions, under the crawling papers' name."""
+        return self.active
+
+
+def periodic_orbit(dynamics: Dynamics, rule, M: int, *, time_period: int = 1,
+                   max_periods: int = 100_000) -> PeriodicOrbit:
+    """The exact long-run average reward of a deterministic rule on deterministic dynamics.
+
+    Runs one copy (no replication axis) with the lowest-index tie rule. When the observed
+    state (``dynamics.observe``, compared bit for bit) and the phase ``t mod time_period`` of a
+    time-dependent rule repeat, the trajectory is periodic from there on, so the mean reward
+    over that cycle is the long-run average exactly, with no truncation error. The crawling
+    model's deterministic dynamics (:class:`whittle_lib.models.crawling.CrawlingDynamics`),
+    computed in floating point, revisit bit-identical states and so always repeat.
+
+    Parameters
+    ----------
+    dynamics : Dynamics
+        Deterministic: ``step`` must not draw from its generator (it is passed ``None``).
+    rule : callable
+        ``rule(states, t) -> priority`` of shape ``(N,)``.
+    M : int
+        Arms activated per period.
+    time_period : int
+        Period of the rule in ``t`` (1 for a stationary rule).
+    max_periods : int
+        Give up after this many periods.
+
+    Raises
+    ------
+    RuntimeError
+        If no state repeats within ``max_periods``.
+    """
+    for name, value in (("time_period", time_period), ("max_periods", max_periods)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    states = dynamics.initial(None)
+    seen: dict[bytes, int] = {}
+    rewards, actives = [], []
+    for t in range(int(max_periods)):
+        key = dynamics.observe(states).tobytes() + np.int64(t % time_period).tobytes()
+        if key in seen:
+            start = seen[key]
+            cycle = np.asarray(rewards[start:])
+            return PeriodicOrbit(transient=start, period=t - start,
+                                 average_reward=float(cycle.mean()),
+                                 rewards=np.asarray(rewards), active=np.asarray(actives))
+        seen[key] = t
+        active = top_m(rule(states, t), M)
+        states, reward = dynamics.step(states, active, None)
+        rewards.append(float(reward))
+        actives.append(active)
+    raise RuntimeError(f"no repeated state within {max_periods} periods")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import numpy as np
 from . import crawling
 from .crawling import CrawlingModel
 from .. import rmab
-from ..rmab import top_m  # the library's one top-M, re-exported: crawling code calls it here
+from ..rmab import PeriodicOrbit, top_m  # the core's, re-exported: crawling code calls them here
 
 __all__ = [
     "top_m",
@@ -180,61 +180,19 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
     return SimulationResult(rewards=run.rewards, states=run.states, crawled=run.active)
 
 
-@dataclass(frozen=True)
-class PeriodicOrbit:
-    """The eventually periodic trajectory of a deterministic policy (eqs. 2-3).
-
-    Attributes
-    ----------
-    transient : int
-        Periods before the orbit first enters its cycle.
-    period : int
-        Length of the cycle.
-    average_reward : float
-        Exact long-run average reward: the mean reward over one cycle.
-    rewards : ndarray
-        Rewards of the first ``transient + period`` periods.
-    crawled : ndarray, shape (transient + period, N)
-        Decisions over the same periods.
-    """
-
-    transient: int
-    period: int
-    average_reward: float
-    rewards: np.ndarray
-    crawled: np.ndarray
-
-
 def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "lowest",
-                   max_periods: int = 100_000) -> PeriodicOrbit:
+                   max_periods: int = 100_000) -> rmab.PeriodicOrbit:
     """The exact long-run average reward of a deterministic policy on the deterministic model.
 
-    The deterministic dynamics computed in floating point from ``u`` revisit bit-identical
-    states, so the joint state (with the phase ``t mod time_period`` of a time-dependent rule)
-    repeats; the average over the first repeated cycle is the long-run average (4) exactly.
+    The deterministic dynamics (eqs. 2-3) computed in floating point from ``u`` revisit
+    bit-identical states, so the joint state (with the phase ``t mod time_period`` of a
+    time-dependent rule) repeats; the average over the first repeated cycle is the long-run
+    average (4) exactly. The crawling form of :func:`whittle_lib.rmab.periodic_orbit`:
+    ``rule(x, age, t)`` as in :func:`simulate`, the decisions as ``orbit.crawled``.
     """
     if ties != "lowest":
         raise ValueError("periodic_orbit needs a deterministic tie rule, ties='lowest'")
-    n = model.n_sources
-    u, alpha = model.u, model.alpha
-    x = u.copy() if x0 is None else np.asarray(x0, dtype=float).copy()
-    age = np.ones(n) if x0 is None else np.where(
-        (a := crawling.periods_to_reach(x, u, alpha)) >= 1, a, np.inf)
-    phase_len = getattr(rule, "time_period", None) or 1
-    seen: dict[bytes, int] = {}
-    rewards, crawls = [], []
-    for t in range(max_periods):
-        key = x.tobytes() + np.int64(t % phase_len).tobytes()
-        if key in seen:
-            start = seen[key]
-            cycle = np.asarray(rewards[start:])
-            return PeriodicOrbit(transient=start, period=t - start,
-                                 average_reward=float(cycle.mean()),
-                                 rewards=np.asarray(rewards), crawled=np.asarray(crawls))
-        seen[key] = t
-        crawl = top_m(rule(x, age, t), M)
-        rewards.append(float(x[crawl].sum()))
-        crawls.append(crawl)
-        x = crawling.deterministic_step(x, crawl, u, alpha)
-        age = np.where(crawl, 1.0, age + 1.0)
-    raise RuntimeError(f"no repeated state within {max_periods} periods")
+    dynamics = crawling.CrawlingDynamics(model, x0)
+    return rmab.periodic_orbit(dynamics, lambda state, t: rule(state.x, state.age, t), M,
+                               time_period=getattr(rule, "time_period", None) or 1,
+                               max_periods=max_periods)
