@@ -222,3 +222,24 @@ def test_every_stationary_distribution_of_a_multichain_chain():
 def test_bad_arguments_raise_value_errors_that_name_them(call, message):
     with pytest.raises(ValueError, match=message):
         call(_random_mdp(3, 2, 0))
+
+
+def test_communicating_classes_match_the_robots_paper_check_and_a_path_search():
+    from whittle_lib.models import robots
+    from whittle_lib.papers import robots_1999
+    for K, N in ((2, 1), (3, 2), (4, 3)):
+        model, _ = robots.robots_mdp(0.1, 1.0, 1.4, K, N)
+        classes = mdp.communicating_classes(model)
+        assert [c.tolist() for c in classes] == [c.tolist() for c in
+                                                 robots_1999.strong_components(model)]
+        # by definition: x and y communicate iff each reaches the other
+        reach = sum(P.toarray() * model.allowed[a][:, None]
+                    for a, P in enumerate(model.transitions)) > 0
+        closure = reach | np.eye(model.n_states, dtype=bool)
+        for _ in range(model.n_states):
+            closure = closure | ((closure.astype(int) @ closure.astype(int)) > 0)
+        label = np.empty(model.n_states, int)
+        for i, c in enumerate(classes):
+            label[c] = i
+        np.testing.assert_array_equal(closure & closure.T, label[:, None] == label[None, :])
+        assert mdp.is_communicating(model) == (len(classes) == 1)

@@ -45,6 +45,8 @@ __all__ = [
     "evaluate_policy",
     "policy_transition_matrix",
     "recurrent_classes",
+    "communicating_classes",
+    "is_communicating",
     "stationary_distribution",
     "stationary_distributions",
     "FiniteHorizonSolution",
@@ -372,6 +374,43 @@ def recurrent_classes(P) -> list[np.ndarray]:
     closed = np.setdiff1d(np.unique(labels), open_labels)
     classes = [np.flatnonzero(labels == c) for c in closed]
     return sorted(classes, key=lambda c: c[0])
+
+
+def communicating_classes(model: FiniteMDP) -> list[np.ndarray]:
+    """The communicating classes of an MDP: strong components of its accessibility graph.
+
+    The graph has an edge ``x -> y`` whenever ``P_a[x, y] > 0`` for some allowed ``a`` (the
+    randomised policy that uses every allowed action has exactly these edges), so ``y`` is
+    accessible from ``x`` under some stationary policy iff the graph has a path ``x -> y``
+    ([P94]_, Sec. 8.3.1). The MDP is communicating iff there is one class
+    (:func:`is_communicating`); then every stationary policy's gain is constant and relative
+    value iteration applies.
+
+    Returns
+    -------
+    list of ndarray
+        The states of each class, sorted; classes largest first, ties by smallest state.
+
+    Examples
+    --------
+    >>> P0 = np.array([[1.0, 0.0], [0.0, 1.0]]); P1 = np.array([[0.0, 1.0], [0.0, 1.0]])
+    >>> m = FiniteMDP([P0, P1], np.zeros((2, 2)))
+    >>> [c.tolist() for c in communicating_classes(m)]    # 1 is reachable from 0, not back
+    [[0], [1]]
+    """
+    n = model.n_states
+    union = sparse.csr_array((n, n))
+    for a, P in enumerate(model.transitions):
+        union = union + sparse.diags_array(model.allowed[a].astype(float)) @ P
+    n_comp, label = csgraph.connected_components(union, directed=True, connection="strong")
+    comps = [np.flatnonzero(label == c) for c in range(n_comp)]
+    return sorted(comps, key=lambda c: (-c.size, int(c[0])))
+
+
+def is_communicating(model: FiniteMDP) -> bool:
+    """Whether every state is accessible from every other under some stationary policy
+    (one class of :func:`communicating_classes`)."""
+    return len(communicating_classes(model)) == 1
 
 
 def _class_gain_and_bias(P_cc: sparse.csr_array, r_c: np.ndarray) -> tuple[float, np.ndarray]:
