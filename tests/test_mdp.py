@@ -243,3 +243,58 @@ def test_communicating_classes_match_the_robots_paper_check_and_a_path_search():
             label[c] = i
         np.testing.assert_array_equal(closure & closure.T, label[:, None] == label[None, :])
         assert mdp.is_communicating(model) == (len(classes) == 1)
+
+
+@pytest.mark.parametrize("discount", [0.5, 0.95, 1.0])
+def test_dense_policy_iteration_agrees_with_the_sparse_solvers(discount):
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n, A = int(rng.integers(2, 9)), int(rng.integers(2, 4))
+        P = rng.random((A, n, n)) + 0.05          # positive rows: every policy unichain
+        P /= P.sum(axis=2, keepdims=True)
+        r = rng.normal(size=(A, n))
+        dense = mdp.dense_policy_iteration(P, r, discount=discount)
+        model = mdp.FiniteMDP(list(P), r)
+        sparse_sol = mdp.policy_iteration(model, discount=discount)
+        if discount < 1:
+            np.testing.assert_allclose(dense.value, sparse_sol.value, rtol=1e-10, atol=1e-10)
+            assert dense.gain is None
+        else:
+            assert dense.gain == pytest.approx(sparse_sol.gain, rel=1e-10, abs=1e-12)
+        np.testing.assert_array_equal(dense.policy, sparse_sol.policy)
+
+
+def test_dense_policy_iteration_refuses_bad_arguments():
+    P, r = np.eye(2)[None].repeat(2, 0), np.zeros((2, 2))
+    with pytest.raises(ValueError, match="^P must have shape"):
+        mdp.dense_policy_iteration(P[0], r, discount=0.5)
+    with pytest.raises(ValueError, match="^discount must lie"):
+        mdp.dense_policy_iteration(P, r, discount=0.0)
+    with pytest.raises(ValueError, match="^tol must be"):
+        mdp.dense_policy_iteration(P, r, discount=0.5, tol=-1.0)
+    with pytest.raises(ValueError, match="^policy must hold"):
+        mdp.dense_policy_iteration(P, r, discount=0.5, policy=[0, 2])
+    with pytest.raises(ValueError, match="^max_iter must be"):
+        mdp.dense_policy_iteration(P, r, discount=0.5, max_iter=0)
+
+
+@pytest.mark.parametrize("objective", ["max", "min"])
+def test_operator_policy_iteration_is_policy_iteration_on_matrices(objective):
+    rng = np.random.default_rng(3)
+    n, A, beta = 12, 3, 0.9
+    P = rng.random((A, n, n))
+    P /= P.sum(axis=2, keepdims=True)
+    r = rng.normal(size=(A, n))
+    sign = 1.0 if objective == "max" else -1.0
+    q = lambda v: (r + beta * P @ v).T                                   # noqa: E731
+    ev = lambda pol: np.linalg.solve(np.eye(n) - beta * P[pol, np.arange(n)],  # noqa: E731
+                                     r[pol, np.arange(n)])
+    sol = mdp.operator_policy_iteration(q, ev, n, objective=objective, vi_tol=1e-3)
+    ref = mdp.policy_iteration(mdp.FiniteMDP(list(P), sign * r), discount=beta)
+    np.testing.assert_allclose(sol.value, sign * ref.value, rtol=1e-10)
+    np.testing.assert_array_equal(sol.policy, ref.policy)
+    assert sol.residual < 1e-9
+    with pytest.raises(ValueError, match="^objective must be"):
+        mdp.operator_policy_iteration(q, ev, n, objective="maximise")
+    with pytest.raises(ValueError, match="^vi_tol must be"):
+        mdp.operator_policy_iteration(q, ev, n, vi_tol=0)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import blas, lapack
 
+from . import mdp
 from .arms import RestlessArm
 
 __all__ = [
@@ -447,39 +448,18 @@ def is_indexable(arm: RestlessArm, *, discount: float) -> bool:
 
 # --- the reference: bisection on the subsidy ------------------------------------------------
 
-def _solve_policy(arm, discount, lam, active):
-    """Value (discounted) or bias and gain (average) of a policy, and both Q-functions."""
-    n = arm.n_states
-    P = np.where(active[:, None], arm.P1, arm.P0)
-    r = np.where(active, arm.R1, arm.R0 + lam)
-    if discount < 1.0:
-        V = np.linalg.solve(np.eye(n) - discount * P, r)
-        cont = V
-    else:  # (I - P) h + g 1 = r with h[0] = 0, the gain stored in slot 0
-        A = np.eye(n) - P
-        A[:, 0] = 1.0
-        u = np.linalg.solve(A, r)
-        cont = u.copy()
-        cont[0] = 0.0
-    q0 = arm.R0 + lam + discount * (arm.P0 @ cont)
-    q1 = arm.R1 + discount * (arm.P1 @ cont)
-    return q0, q1
-
-
 def _optimal_advantage(arm, discount, lam, active, tol):
     """Policy iteration at subsidy ``lam`` from the policy ``active``; return Q1 - Q0.
 
-    Howard's policy iteration is exact (finite) for the discounted criterion and for the
-    average-reward criterion when every policy is unichain [Puterman 1994, Sec. 6.4, 8.6].
-    A state switches action only if that gains more than ``tol``, so rounding cannot cycle.
+    :func:`whittle_lib.mdp.dense_policy_iteration`: exact (finite) for the discounted
+    criterion and for the average-reward criterion when every policy is unichain [Puterman
+    1994, Sec. 6.4, 8.6]. A state switches action only if that gains more than ``tol``, so
+    rounding cannot cycle.
     """
-    for _ in range(10 * arm.n_states + 100):
-        q0, q1 = _solve_policy(arm, discount, lam, active)
-        better = np.where(active, q0 > q1 + tol, q1 > q0 + tol)
-        if not better.any():
-            return q1 - q0, active
-        active = active ^ better
-    raise RuntimeError("policy iteration did not terminate")  # pragma: no cover
+    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]),
+                                     np.stack([arm.R0 + lam, arm.R1]), discount=discount,
+                                     policy=active.astype(int), tol=tol)
+    return sol.q[1] - sol.q[0], sol.policy.astype(bool)
 
 
 def whittle_indices_bisection(arm: RestlessArm, *, discount: float,

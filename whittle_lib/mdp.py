@@ -15,6 +15,13 @@ policy_iteration
     discounted (Howard) and average reward; the average-reward version is Puterman's
     *multichain* policy iteration (Puterman 1994, Sec. 9.2), which is exact on communicating
     MDPs whose intermediate policies are multichain, such as the robots MDP.
+backward_induction
+    finite horizon.
+dense_policy_iteration
+    Howard's policy iteration with dense LAPACK solves, for the small MDPs of single arms.
+operator_policy_iteration
+    value then policy iteration on a model given by its Bellman and evaluation operators, for
+    structured models too large to hold as matrices (the joint caching problem).
 
 References
 ----------
@@ -51,6 +58,10 @@ __all__ = [
     "stationary_distributions",
     "FiniteHorizonSolution",
     "backward_induction",
+    "DenseSolution",
+    "dense_policy_iteration",
+    "OperatorSolution",
+    "operator_policy_iteration",
 ]
 
 #: Tolerance on row sums of transition matrices: a few ulps of accumulated rounding.
@@ -808,3 +819,223 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
         reference_state = _check_state("reference_state", reference_state, mdp.n_states)
         return _policy_iteration_average(mdp, policy, max_iter, reference_state)
     return _policy_iteration_discounted(mdp, _check_discount(discount), policy, max_iter)
+
+
+# --------------------------------------------------------------------------------------------
+# Small dense models, and models given by their operators
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DenseSolution:
+    """Result of :func:`dense_policy_iteration`.
+
+    Attributes
+    ----------
+    value : ndarray, shape (n,)
+        The optimal policy's value (discounted), or its bias with ``value[0] = 0`` (average).
+    gain : float or None
+        The gain (average reward); ``None`` for the discounted criterion.
+    q : ndarray, shape (A, n)
+        ``q[a, x] = r[a, x] + (discount P[a]) @ value`` at the returned policy.
+    policy : ndarray of int, shape (n,)
+        An optimal action in every state.
+    iterations : int
+        Policy evaluations done (the last one confirms the policy).
+    """
+
+    value: np.ndarray
+    gain: float | None
+    q: np.ndarray
+    policy: np.ndarray
+    iterations: int
+
+
+def dense_policy_iteration(P, r, *, discount: float, policy=None, tol: float = 0.0,
+                           max_iter: int | None = None) -> DenseSolution:
+    """Howard's policy iteration on a small MDP held in dense arrays (LAPACK solves).
+
+    For the arms of a restless bandit (a few hundred states at most), where one dense solve is
+    cheaper than a sparse factorisation. Each step evaluates the policy exactly,
+    ``(I - discount P_pi) v = r_pi`` (discounted), or ``(I - P_pi) h + g 1 = r_pi`` with
+    ``h[0] = 0`` (average reward, every policy unichain), then moves each state to its best
+    action if that gains more than ``tol``, so rounding cannot make it cycle ([P94]_, Sec. 6.4
+    and 8.6). Exact: it stops at an optimal policy after finitely many steps.
+
+    Parameters
+    ----------
+    P : array_like, shape (A, n, n)
+        ``P[a]`` the transition matrix of action ``a``.
+    r : array_like, shape (A, n)
+        Rewards (maximised; pass negated costs to minimise).
+    discount : float
+        In (0, 1) for the discounted criterion; 1.0 for the average reward.
+    policy : array_like of int, shape (n,), optional
+        The starting policy (default: action 0 everywhere). A good start, such as the optimum
+        of a nearby problem, saves steps.
+    tol : float
+        The gain a state needs to switch action (>= 0).
+    max_iter : int, optional
+        Default ``10 n + 100``.
+
+    Returns
+    -------
+    DenseSolution
+
+    Raises
+    ------
+    RuntimeError
+        If the policy is still improving after ``max_iter`` steps.
+
+    Examples
+    --------
+    >>> P = [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]]
+    >>> sol = dense_policy_iteration(P, [[0.0, 1.0], [0.0, 0.0]], discount=0.5)
+    >>> sol.policy.tolist(), sol.value.tolist()          # move to state 1 and stay there
+    ([1, 0], [1.0, 2.0])
+    """
+    P = np.asarray(P, dtype=float)
+    r = np.asarray(r, dtype=float)
+    if P.ndim != 3 or P.shape[1] != P.shape[2] or r.shape != P.shape[:2]:
+        raise ValueError(f"P must have shape (A, n, n) and r shape (A, n), got {P.shape} and "
+                         f"{r.shape}")
+    n_actions, n = r.shape
+    if not (isinstance(discount, (int, float, np.floating)) and 0 < discount <= 1):
+        raise ValueError(f"discount must lie in (0, 1], got {discount!r}")
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+    policy = (np.zeros(n, dtype=int) if policy is None
+              else np.asarray(policy, dtype=int).copy())
+    if policy.shape != (n,) or np.any((policy < 0) | (policy >= n_actions)):
+        raise ValueError(f"policy must hold one action in 0..{n_actions - 1} per state, "
+                         f"got {policy!r}")
+    max_iter = 10 * n + 100 if max_iter is None else _check_count("max_iter", max_iter)
+    states = np.arange(n)
+    scaled = discount * P                    # the continuation (discount P[a]) @ value
+    for iteration in range(1, max_iter + 1):
+        P_pi, r_pi = P[policy, states], r[policy, states]
+        if discount < 1.0:
+            value = np.linalg.solve(np.eye(n) - discount * P_pi, r_pi)
+            gain = None
+        else:  # (I - P) h + g 1 = r with h[0] = 0: the gain takes the column of h[0]
+            A = np.eye(n) - P_pi
+            A[:, 0] = 1.0
+            value = np.linalg.solve(A, r_pi)
+            gain = float(value[0])
+            value[0] = 0.0
+        q = np.stack([r[a] + scaled[a] @ value for a in range(n_actions)])
+        best = np.argmax(q, axis=0)
+        switch = q[best, states] - q[policy, states] > tol
+        if not switch.any():
+            for arr in (value, q, policy):
+                arr.setflags(write=False)
+            return DenseSolution(value, gain, q, policy, iteration)
+        policy = np.where(switch, best, policy)
+    raise RuntimeError(f"dense_policy_iteration: the policy still improves after {max_iter} "
+                       "steps")
+
+
+@dataclass(frozen=True, eq=False)
+class OperatorSolution:
+    """Result of :func:`operator_policy_iteration`.
+
+    Attributes
+    ----------
+    value : ndarray, shape (n,)
+        The exact value of ``policy`` (``evaluate(policy)``).
+    policy : ndarray of int, shape (n,)
+        An optimal action in every state.
+    vi_iterations, pi_iterations : int
+        Value-iteration sweeps, then policy-iteration steps (exact evaluations).
+    residual : float
+        Sup norm of the Bellman residual ``T v - v`` of the returned value.
+    """
+
+    value: np.ndarray
+    policy: np.ndarray
+    vi_iterations: int
+    pi_iterations: int
+    residual: float
+
+
+def operator_policy_iteration(q_values, evaluate, n_states: int, *,
+                              objective: Literal["max", "min"] = "max", vi_tol: float = 1e-6,
+                              max_iter: int = 100) -> OperatorSolution:
+    r"""Discounted value iteration, then exact policy iteration, on a model given by operators.
+
+    For MDPs too large to hold as matrices but with structure that applies the Bellman operator
+    cheaply, such as a product of independent chains (the joint caching problem: each
+    content's matrix applied along its axis). The model supplies ``q_values(v)``, the
+    Q-function of a value vector, and ``evaluate(policy)``, the exact value of a policy. Value
+    iteration from ``v = 0`` stops when the sup-norm change falls below ``vi_tol``; policy
+    iteration from its greedy policy then keeps an action unless another is better by more than
+    ``1e-12 (1 + max |v|)``, until the policy is stable ([P94]_, Sec. 6.3-6.4), which makes the
+    result exactly optimal whatever ``vi_tol`` is.
+
+    Parameters
+    ----------
+    q_values : callable
+        ``q_values(v) -> ndarray of shape (n_states, n_actions)``.
+    evaluate : callable
+        ``evaluate(policy) -> ndarray of shape (n_states,)``, the exact value of a policy.
+    n_states : int
+    objective : {"max", "min"}
+        Rewards are maximised (the library's convention); costs are minimised.
+    vi_tol : float
+        Stop of value iteration (> 0).
+    max_iter : int
+        Policy-iteration steps at most; a ``RuntimeWarning`` if the policy still changes.
+
+    Returns
+    -------
+    OperatorSolution
+
+    Examples
+    --------
+    Two states, two actions, rewards maximised: stay (0) or jump to the other state (1).
+
+    >>> P = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]]])
+    >>> r = np.array([[0.0, 1.0], [-0.5, -0.5]])
+    >>> q = lambda v: (r + 0.9 * P @ v).T
+    >>> ev = lambda pol: np.linalg.solve(np.eye(2) - 0.9 * P[pol, [0, 1]], r[pol, [0, 1]])
+    >>> sol = operator_policy_iteration(q, ev, 2)
+    >>> sol.policy.tolist(), np.round(sol.value, 6).tolist()
+    ([1, 0], [8.5, 10.0])
+    """
+    n_states = _check_count("n_states", n_states)
+    vi_tol = _check_positive("vi_tol", vi_tol)
+    max_iter = _check_count("max_iter", max_iter)
+    if objective not in ("max", "min"):
+        raise ValueError(f"objective must be 'max' or 'min', got {objective!r}")
+    better, pick = (np.max, np.argmax) if objective == "max" else (np.min, np.argmin)
+    v = np.zeros(n_states)
+    vi = 0
+    for vi in range(1, 100_000):
+        v_new = better(q_values(v), axis=1)
+        change = float(np.abs(v_new - v).max())
+        v = v_new
+        if change < vi_tol:
+            break
+    q = q_values(v)
+    policy = pick(q, axis=1)
+    states = np.arange(n_states)
+    for pi in range(1, max_iter + 1):
+        v = evaluate(policy)
+        q = q_values(v)
+        tol = 1e-12 * (1.0 + np.abs(v).max())
+        best = pick(q, axis=1)
+        if objective == "max":
+            keep = q[states, policy] >= q[states, best] - tol
+        else:
+            keep = q[states, policy] <= q[states, best] + tol
+        new = np.where(keep, policy, best)
+        if np.array_equal(new, policy):
+            break
+        policy = new
+    else:
+        warnings.warn(f"operator_policy_iteration: the policy still changes after {max_iter} "
+                      "steps", RuntimeWarning, stacklevel=2)
+    residual = float(np.abs(better(q, axis=1) - v).max())
+    for arr in (v, policy):
+        arr.setflags(write=False)
+    return OperatorSolution(v, policy, vi, pi, residual)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse import linalg as sparse_linalg
 
+from ... import mdp
 from .assumptions import theorem51_bound
 from .content import CachingContent
 
@@ -238,37 +238,18 @@ def solve_joint(problem: CachingProblem, *, vi_tol: float = 1e-6,
     structure of the chain (each content's matrix applied along its axis), stopped when the
     sup-norm change falls below ``vi_tol``; then policy iteration from its greedy policy, each
     step an exact sparse solve, until the policy is stable ([P94]_ Sec. 6.4), which makes the
-    result exactly optimal whatever ``vi_tol`` is.
+    result exactly optimal whatever ``vi_tol`` is. The algorithm is
+    :func:`whittle_lib.mdp.operator_policy_iteration`; this model supplies its Bellman
+    operator (never building the joint matrices) and the exact evaluation of a policy.
 
     Returns
     -------
     JointSolution
     """
     costs = joint_costs(problem)
-    V = np.zeros(problem.n_states)
-    vi = 0
-    for vi in range(1, 100_000):
-        V_new = _bellman(problem, V, costs).min(axis=1)
-        change = float(np.abs(V_new - V).max())
-        V = V_new
-        if change < vi_tol:
-            break
-    Q = _bellman(problem, V, costs)
-    policy = np.argmin(Q, axis=1)
-    for pi in range(1, max_iter + 1):
-        V = evaluate_joint_policy(problem, policy)
-        Q = _bellman(problem, V, costs)
-        tol = 1e-12 * (1.0 + np.abs(V).max())
-        best = np.argmin(Q, axis=1)
-        keep = Q[np.arange(problem.n_states), policy] <= Q[np.arange(problem.n_states), best] + tol
-        new = np.where(keep, policy, best)
-        if np.array_equal(new, policy):
-            break
-        policy = new
-    else:
-        warnings.warn(f"solve_joint: policy iteration did not converge in {max_iter} steps",
-                      RuntimeWarning, stacklevel=2)
-    residual = float(np.abs(Q.min(axis=1) - V).max())
-    for arr in (V, policy):
-        arr.setflags(write=False)
-    return JointSolution(V, policy, vi, pi, residual)
+    sol = mdp.operator_policy_iteration(lambda V: _bellman(problem, V, costs),
+                                        lambda policy: evaluate_joint_policy(problem, policy),
+                                        problem.n_states, objective="min", vi_tol=vi_tol,
+                                        max_iter=max_iter)
+    return JointSolution(sol.value, sol.policy, sol.vi_iterations, sol.pi_iterations,
+                         sol.residual)

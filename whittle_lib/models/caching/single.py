@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import mdp
 from ...indices import WhittleIndexResult, whittle_indices
 from .assumptions import theorem51_bound
 from .content import CachingContent
@@ -61,8 +62,8 @@ def _threshold(adv_row, tol):
 def solve_content(content: CachingContent, lam: float, *, discount: float) -> ContentSolution:
     r"""Solve the single-content problem (6)-(8) with penalty ``lam`` exactly.
 
-    Policy iteration on the ``2K`` states (dense linear solves; exact for a finite discounted
-    MDP, [P94]_ Sec. 6.4), in costs. The threshold check allows ties within
+    Policy iteration on the ``2K`` states (:func:`whittle_lib.mdp.dense_policy_iteration`:
+    dense linear solves, exact for a finite discounted MDP, [P94]_ Sec. 6.4), in costs. The threshold check allows ties within
     ``1e-10`` times the cost scale: a state where both actions are optimal may be put on
     either side of the threshold.
 
@@ -81,22 +82,19 @@ def solve_content(content: CachingContent, lam: float, *, discount: float) -> Co
     theorem51_bound(discount)  # validates the discount
     beta = float(discount)
     arm = content.arm()
-    n = arm.n_states
     c0 = -arm.R0  # cost of not caching
     c1 = -arm.R1 + float(lam)  # cost of caching
     scale = max(1.0, float(np.abs(np.concatenate([c0, c1])).max()))
     tol = 1e-10 * scale / (1.0 - beta)
-    cache = np.zeros(n, dtype=bool)
-    for it in range(1, 10 * n + 100):
-        P = np.where(cache[:, None], arm.P1, arm.P0)
-        V = np.linalg.solve(np.eye(n) - beta * P, np.where(cache, c1, c0))
-        q0 = c0 + beta * arm.P0 @ V
-        q1 = c1 + beta * arm.P1 @ V
-        adv = q0 - q1
-        better = np.where(cache, adv < -tol, adv > tol)
-        if not better.any():
-            break
-        cache = cache ^ better
+    # in rewards (negated costs), which the solver maximises; negation is exact in floating
+    # point, so these are the costs' own numbers (``+ 0.0`` turns the -0.0 of a zero cost back
+    # into 0.0)
+    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]), np.stack([-c0, -c1]),
+                                     discount=beta, tol=tol)
+    V = -sol.value + 0.0
+    adv = sol.q[1] - sol.q[0]              # q(x, 0) - q(x, 1) in costs
+    cache = sol.policy.astype(bool)
+    it = sol.iterations
     K = content.n_levels
     t0, t1 = _threshold(adv[:K], tol), _threshold(adv[K:], tol)
     thresholds = None if t0 is None or t1 is None else (t0, t1)
