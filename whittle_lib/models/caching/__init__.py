@@ -76,6 +76,7 @@ __all__ = [
     "whittle_priorities",
     "greedy_priorities",
     "index_policy",
+    "CachingDynamics",
     "MonteCarloEstimate",
     "simulate_policy",
 ]

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...indices import WhittleIndexResult, whittle_indices
-from ...rmab import sample_next, top_m
+from ...rmab import sample_next, simulate, top_m
 from ...stats import ConfidenceInterval, mean_interval
 from .joint import CachingProblem, _check_joint_policy
 
-__all__ = ["whittle_priorities", "greedy_priorities", "index_policy", "MonteCarloEstimate", "simulate_policy"]
+__all__ = ["whittle_priorities", "greedy_priorities", "index_policy", "CachingDynamics",
+           "MonteCarloEstimate", "simulate_policy"]
 
 # --------------------------------------------------------------------------------------------
 # Index policies: Whittle (Sec. 3.4) and greedy (Sec. 6)
@@ -104,6 +105,66 @@ def index_policy(problem: CachingProblem, priorities) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
+class CachingDynamics:
+    """The joint caching model as dynamics of the core's simulator (:func:`whittle_lib.rmab.simulate`).
+
+    The state of replication ``i`` is ``(levels[i], cached[i])``: the level index of every
+    content in the last slot and its cache bit. A step caches the active contents, draws every
+    content's next level from row ``levels`` of ``P1`` (cached) or ``P0`` (not), and earns the
+    negated *realised* cost: the missing cost :math:`C(r)` of the level actually drawn for every
+    uncached content, the fetch cost of a newly cached content and the holding cost.
+
+    Parameters
+    ----------
+    problem : CachingProblem
+    initial_levels, initial_cached : ndarray of int, shape (R, N)
+        One row per replication (already checked by :func:`simulate_policy`).
+    """
+
+    problem: CachingProblem
+    initial_levels: np.ndarray
+    initial_cached: np.ndarray
+
+    def __post_init__(self) -> None:
+        problem = self.problem
+        N, Kmax = problem.n_contents, max(problem.shape)
+        cdf = np.ones((N, 2, Kmax, Kmax))             # cumulative rows, padded: cdf[n, a, k, j]
+        missing = np.zeros((N, Kmax))
+        for n, c in enumerate(problem.contents):
+            K = c.n_levels
+            for a, P in enumerate((c.P0, c.P1)):
+                cdf[n, a, :K, :K] = np.cumsum(P, axis=1)
+            missing[n, :K] = c.missing_cost
+        object.__setattr__(self, "_cdf", cdf)
+        object.__setattr__(self, "_missing", missing)
+        object.__setattr__(self, "_fetch", np.array([c.fetch_cost for c in problem.contents]))
+        object.__setattr__(self, "_holding",
+                           np.array([c.holding_cost for c in problem.contents]))
+        object.__setattr__(self, "_top_level", np.array(problem.shape) - 1)
+
+    @property
+    def n_arms(self) -> int:
+        return self.problem.n_contents
+
+    def initial(self, replications):
+        return self.initial_levels.copy(), self.initial_cached.copy()
+
+    def step(self, state, active, rng):
+        levels, cached = state
+        action = active.astype(np.int8)
+        contents = np.arange(self.n_arms)[None, :]
+        u = rng.random(levels.shape)
+        rows = self._cdf[contents, action, levels]               # (R, N, Kmax)
+        new_levels = np.minimum(sample_next(rows, u), self._top_level)
+        slot = ((1 - action) * self._missing[contents, new_levels]
+                + action * (1 - cached) * self._fetch + action * self._holding).sum(1)
+        return (new_levels, action), -slot
+
+    def observe(self, state):
+        return np.stack([state[0], state[1]], axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
 class MonteCarloEstimate:
     """Monte Carlo estimate of a discounted cost.
 
@@ -134,8 +195,10 @@ def simulate_policy(problem: CachingProblem, policy, *, initial_levels, initial_
 
     Each run starts from its own initial state and pays the *realised* costs: the missing cost
     :math:`C(r)` of the level actually drawn for every uncached content, and the fetch and
-    holding costs. Runs are simulated together (vectorised over runs and contents; a loop over
-    time only).
+    holding costs. The runs are the replications of the core's simulator
+    (:func:`whittle_lib.rmab.simulate` on :class:`CachingDynamics`, vectorised over runs and
+    contents; a loop over time only); a joint policy enters it as the priorities 1 (cache) and
+    0 (do not), with the budget ``M`` and the threshold 0 of :func:`index_policy`.
 
     Parameters
     ----------
@@ -175,34 +238,23 @@ def simulate_policy(problem: CachingProblem, policy, *, initial_levels, initial_
     else:
         policy = _check_priorities(problem, policy)
     R = levels.shape[0]
-    Kmax = max(problem.shape)
-    # cumulative transition rows, padded: cdf[n, a, k, j]
-    cdf = np.ones((N, 2, Kmax, Kmax))
-    Cpad = np.zeros((N, Kmax))
-    for n, c in enumerate(problem.contents):
-        K = c.n_levels
-        for a, P in enumerate((c.P0, c.P1)):
-            cdf[n, a, :K, :K] = np.cumsum(P, axis=1)
-        Cpad[n, :K] = c.missing_cost
-    d = np.array([c.fetch_cost for c in problem.contents])
-    h = np.array([c.holding_cost for c in problem.contents])
+    dynamics = CachingDynamics(problem, levels, cached)
+    if joint:
+        configs = np.asarray(problem.configs)
+
+        def rule(state, t):                    # the joint policy's cache vector, as priorities
+            return configs[policy[problem.state_index(*state)]].astype(float)
+    else:
+        def rule(state, t):
+            return _priorities_at(problem, policy, *state)
+    run = simulate(dynamics, rule, problem.capacity, horizon, replications=R, threshold=0.0,
+                   rng=rng)
     beta = problem.discount
     total = np.zeros(R)
     discount_t = 1.0
-    nidx = np.arange(N)[None, :]
-    for _ in range(horizon):
-        if joint:
-            action = configs[policy[problem.state_index(levels, cached)]]
-        else:
-            action = _select(_priorities_at(problem, policy, levels, cached), problem.capacity)
-        u = rng.random((R, N))
-        rows = cdf[nidx, action, levels]  # (R, N, Kmax)
-        new_levels = np.minimum(sample_next(rows, u), np.array(problem.shape) - 1)
-        slot = ((1 - action) * Cpad[nidx, new_levels] + action * (1 - cached) * d
-                + action * h).sum(1)
-        total += discount_t * slot
+    for slot in run.rewards:                   # rewards are negated costs
+        total += discount_t * -slot
         discount_t *= beta
-        levels, cached = new_levels, action
     max_slot = float(sum(c.missing_cost.max() + c.fetch_cost + c.holding_cost
                          for c in problem.contents))
     mean = float(total.mean())
