@@ -101,3 +101,15 @@ def test_named_seeds_are_the_sequential_spawns_in_declared_order():
     assert stats.named_seeds(1) == {} and stats.named_seeds(1, none=0) == {"none": ()}
     with pytest.raises(ValueError, match="^runs must be a non-negative integer"):
         stats.named_seeds(1, runs=-1)
+
+
+def test_run_tasks_returns_results_in_order_for_every_executor():
+    tasks = [partial(divmod, 17, k) for k in range(1, 6)]
+    serial = stats.run_tasks(tasks, max_workers=1)
+    assert serial == [divmod(17, k) for k in range(1, 6)]
+    assert stats.run_tasks(tasks, max_workers=2) == serial
+    with ThreadPoolExecutor(3) as pool:
+        assert stats.run_tasks(tasks, executor=pool) == serial
+    assert stats.run_tasks([]) == []
+    with pytest.raises(ValueError, match="^max_workers must be"):
+        stats.run_tasks(tasks, max_workers=0)

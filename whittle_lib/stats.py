@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["spawn_seeds", "named_seeds", "replicate", "sweep", "ConfidenceInterval", "mean_interval",
+__all__ = ["spawn_seeds", "named_seeds", "run_tasks", "replicate", "sweep", "ConfidenceInterval", "mean_interval",
            "share_interval"]
 
 
@@ -151,19 +151,53 @@ def sweep(func: Callable, grid: Sequence[Mapping], seed, *, replications: int = 
 
 def _run(funcs: list, seeds: list, executor, max_workers) -> list:
     """``[f(rng=default_rng(s)) for f, s in zip(funcs, seeds)]`` on the executor, in order."""
+    return run_tasks([partial(_call, f, s) for f, s in zip(funcs, seeds)], executor=executor,
+                     max_workers=max_workers)
+
+
+def _invoke(task):
+    return task()
+
+
+def run_tasks(tasks: Sequence[Callable], *, executor: Executor | None = None,
+              max_workers: int | None = None) -> list:
+    """Run independent zero-argument calls and return their results in order.
+
+    The one place where the library runs work in parallel: :func:`replicate` and :func:`sweep`
+    come here, and so do calls that differ in more than their seed (each a
+    ``functools.partial`` that carries its own seed, such as the runs of several learning
+    variants sharing one pool). The results are ``[task() for task in tasks]`` whatever runs
+    them.
+
+    Parameters
+    ----------
+    tasks : sequence of callables
+        Picklable for a process pool (module-level functions or ``functools.partial``).
+    executor : concurrent.futures.Executor, optional
+        Default: a process pool on the local cores (``forkserver``: a clean child, not a fork of
+        a Jupyter kernel's threads), or a plain loop when ``max_workers=1`` or there is one task.
+    max_workers : int, optional
+        Workers of the default pool (default: the number of CPUs).
+
+    Examples
+    --------
+    >>> from functools import partial
+    >>> run_tasks([partial(pow, 2, 3), partial(divmod, 7, 2)], max_workers=1)
+    [8, (3, 1)]
+    """
     if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) != max_workers
                                     or max_workers < 1):
         raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
+    tasks = list(tasks)
     if executor is not None:
-        return list(executor.map(_call, funcs, seeds))
-    workers = min(len(seeds), max_workers or os.cpu_count() or 1)
+        return list(executor.map(_invoke, tasks))
+    workers = min(len(tasks), max_workers or os.cpu_count() or 1)
     if workers <= 1:
-        return [_call(f, s) for f, s in zip(funcs, seeds)]
-    # forkserver: a clean child, not a fork of a Jupyter kernel's threads
+        return [task() for task in tasks]
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_call, funcs, seeds))
+        return list(pool.map(_invoke, tasks))
 
 
 # -- confidence intervals -------------------------------------------------------------------
