@@ -5,6 +5,7 @@ import pytest
 
 from whittle_lib.models import crawling, crawling_policies as policies
 from whittle_lib.papers import crawling_2015 as c15
+from whittle_lib.replication import Comparison, format_estimate
 
 
 # -- the laws of the base utility (crawling.sample_new_utility) ---------------------------------
@@ -305,3 +306,99 @@ def test_stochastic_comparison_is_seeded_and_keeps_known_values():
     with pytest.raises(ValueError, match="burn_in"):
         c15.stochastic_comparison(model, [1], periods=10, replications=2, burn_in=10,
                                   base_law="exponential", seeds=seeds)
+
+
+# -- the notebook's helpers: estimates, ties, printed values, recording ------------------------
+
+def test_reward_estimate_is_the_interval_over_replications():
+    # the same runs through policies.simulate and confidence_interval give the same numbers
+    model = crawling.table_one()
+    rule = policies.WhittleRule(model)
+    est = c15.reward_estimate(model, rule, 1, periods=80, replications=4, burn_in=20,
+                              base_law="exponential", rng=np.random.default_rng(11))
+    run = policies.simulate(model, rule, 1, 80, stochastic=True, replications=4,
+                            rng=np.random.default_rng(11))
+    per_run = run.rewards[20:].mean(axis=0)
+    assert est.mean == per_run.mean() and est.half_width > 0
+    assert (est.replications, est.periods) == (4, 60)
+    assert est.text == format_estimate(est.mean, est.half_width)
+    with pytest.raises(ValueError, match="burn_in"):
+        c15.reward_estimate(model, rule, 1, periods=10, replications=2, burn_in=10,
+                            base_law="exponential", rng=0)
+
+
+def test_stochastic_comparison_keeps_its_run_lengths():
+    model = crawling.table_one()
+    seeds = np.random.SeedSequence(5).spawn(4)
+    s = c15.stochastic_comparison(model, [1], periods=40, replications=2, burn_in=10,
+                                  base_law="deterministic", seeds=seeds)
+    assert (s.periods, s.replications, s.burn_in, s.base_law) == (40, 2, 10, "deterministic")
+    # each estimate is reward_estimate on its own seed (rule r of budget j: seeds[4 j + r])
+    est = c15.reward_estimate(model, policies.CurrentValueRule(), 1, periods=40, replications=2,
+                              burn_in=10, base_law="deterministic",
+                              rng=np.random.default_rng(seeds[1]))
+    assert s.estimates["greedy (current value)", 1] == (est.mean, est.half_width)
+
+
+def test_tie_orders_small():
+    # no ties from x(0) = u; every tie order from empty sources gives the same long-run
+    # average, the relaxation bound for M = 1 (as boundary_ties and tie_order_averages)
+    model = crawling.table_one()
+    t = c15.tie_orders(model, [1, 1], periods=50)
+    assert t.boundary_ties == {1: 0} and len(t.averages[1]) == 1
+    assert abs(t.averages[1][0] - crawling.relaxation_bound(model, 1).bound) < 1e-6
+    assert t.report().splitlines()[0] == "M = 1, x(0) = u: ties at the top-M boundary in 0 of 50 periods"
+
+
+def test_printed_rewards_and_run_lengths():
+    # the values of Sec. VII, 2019 Sec. V and 2018 Table II, as transcribed in data/expected
+    p = c15.printed_rewards(Comparison("01_ephemeral_crawling"))
+    assert (p.only_source_1, p.index, p.quoted_2019, p.quoted_2018) == (179.79, 254.66, 283.0, 259.61)
+    assert p.index_tolerance == 0.005
+    c15.check_run_lengths(2000, 100)
+    with pytest.raises(ValueError, match="burn_in must lie below stochastic_periods = 50, got 50"):
+        c15.check_run_lengths(50, 50)
+
+
+def test_optimality_gap_verdicts_follow_their_definitions():
+    model = crawling.table_one()
+    g = c15.optimality_gap(model, [1], 6)
+    gap = g.values
+    assert g.index_is_optimal == (abs(gap["index", 1] - gap["optimal", 1]) <= 1e-9 * gap["bound", 1])
+    assert g.bound_attained == ([1] if abs(gap["optimal", 1] - gap["bound", 1]) < 1e-6 else [])
+    assert g.report().splitlines()[-1].startswith("optimum = relaxation bound for M =")
+
+
+def test_recording_the_deterministic_figures():
+    # Figs. 1-3 on Table I: the exact orbits of the index policy (M = 1: sources 1 and 2 in
+    # turn; M = 2: a cycle of 7 periods) make every sentence of the paper hold
+    model = crawling.table_one()
+    cmp = Comparison("01_ephemeral_crawling")
+    whittle = policies.WhittleRule(model)
+    c15.record_fig1(cmp, model)
+    c15.record_fig2(cmp, policies.periodic_orbit(model, whittle, 1))
+    o2 = policies.periodic_orbit(model, whittle, 2)
+    c15.record_fig3(cmp, o2, crawling.relaxation_bound(model, 2).bound)
+    statuses = {r.key: r.status for r in cmp.rows}
+    claims = [k for k in statuses if k[0] in ("Fig. 1", "Fig. 2", "Fig. 3") and statuses[k] != "new"]
+    assert len(claims) == 7 and all(statuses[k] == "claim-holds" for k in claims)
+    row = cmp.row("Fig. 3", "M=2;policy=Whittle index", "average reward")
+    assert row.status == "new" and row.replicated == f"{o2.average_reward:.2f}"
+
+
+def test_recording_the_index_forms_and_sec7():
+    # the 2018 form fails under every reading; 254.66 deviates from the long-run average
+    model = crawling.table_one()
+    cmp = Comparison("01_ephemeral_crawling")
+    c15.record_index_forms(cmp, model, c15.check_index_forms(model, 6, extra_states=20))
+    assert cmp.row("Theorem 1", "Table I;visited states",
+                   "index equals the index by definition").status == "claim-holds"
+    assert cmp.row("2018 paper Sec. IV-A", "Table I;visited states",
+                   "index equals the index by definition").status == "claim-fails"
+    assert cmp.row("Theorem 1", "Table I;x=1.5u*", "index as printed (source 1)").replicated == "0.00000"
+    r = c15.readings_254(model, 254.66, 0.005, 179.79, 0.005, horizon=80)
+    orbit = policies.periodic_orbit(model, policies.WhittleRule(model), 1)
+    only_1 = policies.periodic_orbit(model, c15.OnlySourceRule(0, 4), 1).average_reward
+    c15.record_sec7_rewards(cmp, only_1, r, orbit.average_reward, 260.39)
+    assert cmp.row(*c15.ONLY_SOURCE_1_KEY).status == "reproduced"
+    assert cmp.row(*c15.INDEX_KEY).status == "deviates"

@@ -669,8 +669,11 @@ class Readings254:
         return self.crossing["x(0) = 0 (empty)"]
 
     def report(self) -> str:
-        """What each start gives, and the 2018 counter-reading."""
-        lines = [f"{label}: long-run {self.long_run[label]:.4f}; 179.79 at "
+        """Where the running average from each start meets the printed value, what each start
+        gives, and the 2018 counter-reading."""
+        lines = [f"{label}: running average within {self.tolerance} of {self.target} at t = {hits}"
+                 for label, hits in self.crossing.items()]
+        lines += [f"{label}: long-run {self.long_run[label]:.4f}; 179.79 at "
                  f"{self.hits_179[label].size} horizons; both numbers at t = {self.both[label]}"
                  for label in self.long_run]
         lines.append(f"2018 printed form from x(0) = u: running average within {self.tolerance} of "
@@ -1012,8 +1015,23 @@ class OptimalityGap:
             return f"exact optimum with ages capped at {self.age_cap} (a lower bound)"
         return "Whittle relaxation: an upper bound" if name == "bound" else "exact long-run average"
 
+    @property
+    def index_is_optimal(self) -> bool:
+        """Whether the index policy attains the optimum for every ``M`` (to ``1e-9`` of the
+        bound, far below the gaps between policies)."""
+        gap = self.values
+        return all(abs(gap["index", M] - gap["optimal", M]) <= 1e-9 * gap["bound", M]
+                   for M in self.M_values)
+
+    @property
+    def bound_attained(self) -> list:
+        """The budgets ``M`` at which the optimum equals the relaxation bound (to ``1e-6``)."""
+        return [M for M in self.M_values
+                if abs(self.values["optimal", M] - self.values["bound", M]) < 1e-6]
+
     def report(self) -> str:
-        """The optimum's size, and the table of averages by policy and ``M``."""
+        """The optimum's size, the table of averages by policy and ``M``, and whether the index
+        policy is optimal and the bound attained."""
         gap, Ms = self.values, self.M_values
         lines = [f"M = {M}: optimum over {self.n_states[M]} joint states, cap binds on the optimal "
                  f"cycle: {self.cap_binds[M]}" for M in Ms]
@@ -1021,6 +1039,8 @@ class OptimalityGap:
         lines += [f"{name:<26}" + "".join(f"{gap[name, M]:>12.3f}" for M in Ms) for name in self.names]
         lines.append(f"{'index / optimal':<26}"
                      + "".join(f"{gap['index', M] / gap['optimal', M]:>12.5f}" for M in Ms))
+        lines.append(f"\nindex policy = exact optimum for every M: {self.index_is_optimal}")
+        lines.append(f"optimum = relaxation bound for M = {self.bound_attained}")
         return "\n".join(lines)
 
 
@@ -1049,6 +1069,73 @@ def optimality_gap(model: crawling.CrawlingModel, M_values, age_cap: int) -> Opt
 
 
 @dataclass(frozen=True)
+class RewardEstimate:
+    """The mean reward per period of a policy over independent runs, with its 95 % interval.
+
+    Attributes
+    ----------
+    mean : float
+        Mean over the replications of each run's average reward after the burn-in.
+    half_width : float
+        Half-width of the 95 % confidence interval (Student t over the replications,
+        :func:`whittle_lib.replication.confidence_interval`).
+    replications : int
+        Independent runs behind the estimate.
+    periods : int
+        Periods averaged in each run (after the burn-in).
+    """
+
+    mean: float
+    half_width: float
+    replications: int
+    periods: int
+
+    @property
+    def text(self) -> str:
+        """``"mean ± half-width"`` at the precision the interval supports."""
+        return format_estimate(self.mean, self.half_width)
+
+
+def reward_estimate(model: crawling.CrawlingModel, rule, M: int, *, periods: int,
+                    replications: int, burn_in: int, base_law: str, rng) -> RewardEstimate:
+    """Mean reward of a priority policy on the stochastic model (eq. 17), with its interval.
+
+    ``replications`` independent runs of ``periods`` periods from just-crawled sources
+    (:func:`policies.simulate`); each run's average after the first ``burn_in`` periods is one
+    observation of the mean reward per period, the paper's objective (4).
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    rule : callable
+        A priority rule (:class:`policies.WhittleRule`).
+    M : int
+        Sources crawled per period.
+    periods, replications, burn_in : int
+    base_law : str
+        The law of ``xi`` (:func:`crawling.sample_new_utility`).
+    rng : numpy.random.Generator or seed
+
+    Returns
+    -------
+    RewardEstimate
+
+    Examples
+    --------
+    >>> est = reward_estimate(crawling.table_one(), policies.WhittleRule(crawling.table_one()), 1,
+    ...                       periods=50, replications=3, burn_in=10, base_law="exponential", rng=1)
+    >>> est.half_width > 0
+    True
+    """
+    if int(burn_in) != burn_in or not 0 <= burn_in < periods:
+        raise ValueError(f"burn_in must be an integer in [0, periods), got {burn_in!r}")
+    run = policies.simulate(model, rule, M, periods, stochastic=True, base_law=base_law,
+                            replications=replications, rng=rng)
+    mean, half_width = confidence_interval(run.rewards[burn_in:].mean(axis=0))
+    return RewardEstimate(mean, half_width, int(replications), int(periods - burn_in))
+
+
+@dataclass(frozen=True)
 class StochasticComparison:
     """Mean rewards, with 95 % confidence intervals, of the policies on the stochastic model.
 
@@ -1058,11 +1145,19 @@ class StochasticComparison:
     names : tuple of str
     estimates : dict of (str, int) to (float, float)
         ``(mean, half-width)`` over the replications, by ``(name, M)``.
+    periods, replications, burn_in : int
+        The runs behind each estimate.
+    base_law : str
+        The law of ``xi``.
     """
 
     M_values: tuple
     names: tuple
     estimates: dict
+    periods: int
+    replications: int
+    burn_in: int
+    base_law: str
 
     def formatted(self, name: str, M: int) -> str:
         """``"mean ± half-width"`` of one policy and budget."""
@@ -1107,8 +1202,324 @@ def stochastic_comparison(model: crawling.CrawlingModel, M_values, *, periods: i
             if (name, M) in known:
                 estimates[name, M] = known[name, M]
                 continue
-            run = policies.simulate(model, rule, M, periods, stochastic=True, base_law=base_law,
-                                    replications=replications,
-                                    rng=np.random.default_rng(seeds[len(rules) * j + r]))
-            estimates[name, M] = confidence_interval(run.rewards[burn_in:].mean(axis=0))
-    return StochasticComparison(tuple(M_values), names, estimates)
+            est = reward_estimate(model, rule, M, periods=periods, replications=replications,
+                                  burn_in=burn_in, base_law=base_law,
+                                  rng=np.random.default_rng(seeds[len(rules) * j + r]))
+            estimates[name, M] = (est.mean, est.half_width)
+    return StochasticComparison(tuple(M_values), names, estimates, int(periods),
+                                int(replications), int(burn_in), base_law)
+
+
+@dataclass(frozen=True)
+class TieOrders:
+    """Where the index policy meets ties, and whether the tie order matters (beyond the paper).
+
+    Attributes
+    ----------
+    periods : int
+        Periods of the run from just-crawled sources in which ties are counted.
+    boundary_ties : dict of int to int
+        Per ``M``: periods of that run in which the ``M``-th and ``(M+1)``-th largest indices
+        are equal (:func:`boundary_ties`).
+    averages : dict of int to list of float
+        Per ``M``: the distinct long-run averages from empty sources over every tie order
+        (:func:`tie_order_averages`).
+    """
+
+    periods: int
+    boundary_ties: dict
+    averages: dict
+
+    def report(self) -> str:
+        """The ties from ``x(0) = u`` and the averages over the tie orders, per ``M``."""
+        lines = [f"M = {M}, x(0) = u: ties at the top-M boundary in {n} of {self.periods} periods"
+                 for M, n in self.boundary_ties.items()]
+        lines += [f"M = {M}: long-run averages over the 24 tie orders: {values}"
+                  for M, values in self.averages.items()]
+        return "\n".join(lines)
+
+
+def tie_orders(model: crawling.CrawlingModel, M_values, *, periods: int = 500) -> TieOrders:
+    """Count ties of the index policy and run it under every tie order, for each budget.
+
+    Ties at the top-``M`` boundary from just-crawled sources (:func:`boundary_ties`) and the
+    long-run averages from empty sources under all ``N!`` relabellings
+    (:func:`tie_order_averages`), for each distinct ``M`` in increasing order.
+
+    Examples
+    --------
+    >>> t = tie_orders(crawling.table_one(), [1], periods=20)
+    >>> t.boundary_ties, [round(v, 4) for v in t.averages[1]]
+    ({1: 0}, [260.3899])
+    """
+    Ms = sorted(set(M_values))
+    return TieOrders(int(periods), {M: boundary_ties(model, M, periods) for M in Ms},
+                     {M: tie_order_averages(model, M) for M in Ms})
+
+
+# -- the notebook's parameters and the paper's printed rewards -----------------------------------
+
+def check_run_lengths(stochastic_periods: int, burn_in: int) -> None:
+    """The rule between two parameters of ``01_ephemeral_crawling`` that the parameters cell
+    cannot state line by line: the burn-in must leave periods to average.
+
+    Raises
+    ------
+    ValueError
+        If ``burn_in >= stochastic_periods``.
+
+    Examples
+    --------
+    >>> check_run_lengths(2000, 2000)
+    Traceback (most recent call last):
+        ...
+    ValueError: burn_in must lie below stochastic_periods = 2000, got 2000
+    """
+    if burn_in >= stochastic_periods:
+        raise ValueError(f"burn_in must lie below stochastic_periods = {stochastic_periods}, "
+                         f"got {burn_in}")
+
+
+#: The keys of the rewards printed for the index policy on Table I (and for crawling only
+#: source 1), as in ``data/expected/01_ephemeral_crawling.csv``.
+ONLY_SOURCE_1_KEY = ("Sec. VII text", "M=1;policy=crawl source 1 only", "average reward")
+INDEX_KEY = ("Sec. VII text", "M=1;policy=Whittle index", "average reward")
+QUOTED_2019_KEY = ("2019 Sec. V (quoted)", "M=1;policy=Whittle index", "average reward")
+QUOTED_2018_KEY = ("2018 Table II (quoted)", "M=1;policy=Whittle index;stochastic",
+                   "average reward")
+
+
+@dataclass(frozen=True)
+class PrintedRewards:
+    """The average rewards printed for Table I, ``M = 1``, with their printing tolerances.
+
+    Attributes
+    ----------
+    only_source_1, only_source_1_tolerance : float
+        179.79, crawling only source 1 (Sec. VII).
+    index, index_tolerance : float
+        254.66, the index policy (Sec. VII).
+    quoted_2019, quoted_2019_tolerance : float
+        283, quoted by the 2019 paper (its Sec. V).
+    quoted_2018, quoted_2018_tolerance : float
+        259.61, quoted by the 2018 paper (its Table II, stochastic model).
+    """
+
+    only_source_1: float
+    only_source_1_tolerance: float
+    index: float
+    index_tolerance: float
+    quoted_2019: float
+    quoted_2019_tolerance: float
+    quoted_2018: float
+    quoted_2018_tolerance: float
+
+
+def printed_rewards(cmp) -> PrintedRewards:
+    """The printed rewards and their tolerances, read from the expected table through
+    :meth:`Comparison.paper` (never set in the notebook)."""
+    rows = [cmp.paper(*key) for key in (ONLY_SOURCE_1_KEY, INDEX_KEY, QUOTED_2019_KEY,
+                                        QUOTED_2018_KEY)]
+    return PrintedRewards(*(v for row in rows for v in (row.paper_value, row.tolerance)))
+
+
+# -- recording: the rows of data/results/01_ephemeral_crawling.csv -------------------------------
+#
+# Each function records the rows of one section of the notebook, in the notebook's order (new
+# rows are written in the order they are recorded), with the evidence the note carries.
+
+def record_fig1(cmp, model: crawling.CrawlingModel) -> None:
+    """Record the two readings of Fig. 1 (content value ``xi-bar_i e^{-mu_i t}``) from Table I.
+
+    The figure shows sources 1 and 2 starting high and 3 and 4 low (``xi-bar``), and sources 1
+    and 3 decaying faster than 2 and 4 (``mu``).
+    """
+    high_start = min(model.xi_mean[:2]) > max(model.xi_mean[2:])
+    cmp.claim("Fig. 1", "Table I", "initial interest of sources 1 and 2 high and of 3 and 4 small",
+              high_start, f"xi-bar = {model.xi_mean.tolist()}")
+    faster = min(model.mu[[0, 2]]) > max(model.mu[[1, 3]])
+    cmp.claim("Fig. 1", "Table I", "interest of sources 1 and 3 decays faster than of 2 and 4",
+              faster, f"mu = {model.mu.tolist()}")
+
+
+def record_index_forms(cmp, model: crawling.CrawlingModel, check: IndexFormsCheck) -> None:
+    """Record Theorem 1, the Remark after it, the 2019 and 2018 forms, and Lemma 4.
+
+    Each printed form is judged against the index by definition on the visited states
+    (:func:`check_index_forms`); the 2018 form under every reading of its ``zeta``; Lemma 4
+    (indexability) by the engine on the finite arms; and, as a new row, Theorem 1 as printed at
+    ``x = 1.5 u*``, where it gives 0 and the index is ``x``.
+
+    References
+    ----------
+    Avrachenkov & Borkar 2015, Theorem 1, the Remark after it, Lemma 4; 2019 paper eqs.
+    (4)-(5); Borkar & Chadha 2018, Sec. IV-A.
+    """
+    visited = "Table I;visited states"
+    x = check.states
+    n_states = x.shape[1]
+
+    def worst(name):
+        return f"max |form - definition| = {check.errors[name].max():.2e}"
+
+    cmp.claim("Theorem 1", visited, "index equals the index by definition",
+              check.holds("Theorem 1 (2015)"),
+              f"{worst('Theorem 1 (2015)')} over {x.size} states x_1..x_{n_states}; also equal "
+              f"to the engine's indices of the finite arm (max diff {check.engine_error:.1e}). "
+              "As printed it gives 0 for x >= u* where the index is x (stochastic model only).")
+    remark_wrong = int(np.sum(check.wrong("Remark after Theorem 1 (2015)")))
+    cmp.claim("Theorem 1 Remark", visited, "simplified index equals the index by definition",
+              check.exact_eta_error <= check.tolerance,
+              f"true with the exact eta (max diff {check.exact_eta_error:.1e}); with a plain "
+              f"floating ceiling it is wrong on {remark_wrong} of {x.size} states, by u alpha^k")
+    cmp.claim("2019 paper eqs. (4)-(5)", visited, "index equals the index by definition",
+              check.holds("eqs. (4)-(5) (2019)"),
+              f"the expression of Theorem 1 (zeta for eta): {worst('eqs. (4)-(5) (2019)')}")
+    cmp.claim_by_reading(
+        "2018 paper Sec. IV-A", visited, "index equals the index by definition",
+        check.readings_2018(),
+        "The printed bracket adds alpha^zeta u to Theorem 1, so it exceeds the index by u alpha^zeta "
+        "whatever zeta is taken; right without that term.")
+    cmp.claim("Lemma 4", "Table I;finite arms of visited states", "indexable", check.indexable,
+              f"the engine (Gast-Gaujal-Khun, average reward) finds the four arms of "
+              f"{check.engine_states} states indexable")
+    cmp.new("Theorem 1", "Table I;x=1.5u*", "index as printed (source 1)",
+            float(index_theorem1(check.above[0], model.u[0], model.alpha[0])),
+            "log+ = 0 above u* makes the printed index 0; by definition it is x (whittle_lib returns x)")
+
+
+def record_fig2(cmp, orbit: policies.PeriodicOrbit) -> None:
+    """Record Fig. 2's sentences (``M = 1``): sources 1 and 2 crawled in turn with period two,
+    sources 3 and 4 never, judged on the exact periodic orbit of the index policy."""
+    crawled_each_cycle = orbit.crawled[orbit.transient:].sum(axis=0)
+    cmp.claim("Fig. 2", "M=1", "sources 1 and 2 crawled periodically each with period two",
+              orbit.period == 2 and crawled_each_cycle.tolist() == [1, 1, 0, 0],
+              f"cycle of {orbit.period} periods crawling sources 1, 2 in turn (crawls per cycle "
+              f"{crawled_each_cycle.tolist()})")
+    cmp.claim("Fig. 2", "M=1", "sources 3 and 4 never crawled",
+              not orbit.crawled[:, 2:].any(), f"no crawl of 3 or 4 in the first {orbit.rewards.size} "
+              "periods, which include the cycle")
+
+
+def record_sec7_rewards(cmp, only_source_1: float, readings: Readings254, average: float,
+                        bound: float) -> None:
+    """Record the two rewards of Sec. VII's sentence: 179.79 for crawling only source 1 and
+    254.66 for the index policy, ``M = 1``.
+
+    Parameters
+    ----------
+    cmp : Comparison
+    only_source_1 : float
+        Long-run average of crawling source 1 every period.
+    readings : Readings254
+        Every reading of 254.66 (:func:`readings_254`); none may give both numbers.
+    average : float
+        The index policy's exact long-run average (objective (4)).
+    bound : float
+        Whittle's relaxation bound for ``M = 1``.
+
+    Raises
+    ------
+    ValueError
+        If a reading gives both printed numbers: it must then be recorded as a reproduction.
+    """
+    cmp.number(*ONLY_SOURCE_1_KEY, only_source_1)
+    if any(readings.readings.values()):
+        raise ValueError("a reading gives both printed numbers: record it")
+    cmp.number(*INDEX_KEY, average,
+               diagnosis=readings.diagnosis(average, bound, cmp.paper(*ONLY_SOURCE_1_KEY).paper_value))
+
+
+def record_fig3(cmp, orbit: policies.PeriodicOrbit, bound: float) -> None:
+    """Record Fig. 3's sentences (``M = 2``) on the exact periodic orbit, and its reward.
+
+    "Source 1 is always crawled. Sources 2 and 3 are crawled in a non-trivial periodic way and
+    source 4 is crawled periodically with a rather long period." ``bound`` is the relaxation
+    bound for ``M = 2``, given in the note of the reward (a new row).
+    """
+    cyc = orbit.crawled[orbit.transient:]
+    counts = cyc.sum(axis=0)
+    cmp.claim("Fig. 3", "M=2", "source 1 always crawled", bool(cyc[:, 0].all()),
+              f"crawled in {counts[0]} of the {orbit.period} periods of the cycle")
+    nontrivial = all(0 < counts[i] < orbit.period
+                     and not np.array_equal(np.roll(cyc[:, i], -1), cyc[:, i])
+                     for i in (1, 2)) and counts[1] != counts[2]
+    cmp.claim("Fig. 3", "M=2", "sources 2 and 3 crawled in a non-trivial periodic way", nontrivial,
+              f"in a cycle of {orbit.period}: source 2 crawled {counts[1]} times, source 3 "
+              f"{counts[2]} times, at irregular gaps")
+    cmp.claim("Fig. 3", "M=2", "source 4 crawled periodically with a long period",
+              counts[3] == 1 and orbit.period >= 5, f"once per cycle of {orbit.period} periods")
+    cmp.new("Fig. 3", "M=2;policy=Whittle index", "average reward", orbit.average_reward,
+            f"exact long-run average; relaxation bound {bound:.5f}", decimals=2)
+
+
+def record_fig4(cmp, sweep, skipped_in_figure: int) -> None:
+    """Record Fig. 4's "source 1 is crawled from time to time" under every reading of the
+    sweep (:func:`skip_sweep`): it holds under a reading if most single runs skip source 1."""
+    cmp.claim_by_reading(
+        "Fig. 4", "M=2;stochastic", "source 1 crawled from time to time (not always)",
+        {f"{s.label} ({s.runs_with_skip}/{s.runs} runs)": s.holds for s in sweep},
+        skip_evidence(sweep, skipped_in_figure),
+        value=f"{sum(s.holds for s in sweep)}/{len(sweep)} readings")
+
+
+def record_quoted(cmp, quoted: QuotedReadings, average: float, estimate: RewardEstimate) -> None:
+    """Record the rewards quoted for Table I, ``M = 1``, by the 2019 paper (283) and the 2018
+    paper (259.61), under every reading of :func:`quoted_readings`.
+
+    A quoted value that some reading gives is a claim judged by reading; one that none gives
+    is a number that deviates, with the diagnosis.
+
+    Parameters
+    ----------
+    cmp : Comparison
+    quoted : QuotedReadings
+    average : float
+        The deterministic long-run average of the index policy.
+    estimate : RewardEstimate
+        The index policy on the stochastic model (:func:`reward_estimate`, ``M = 1``).
+    """
+    if any(quoted.readings_283.values()):
+        cmp.claim_by_reading(*QUOTED_2019_KEY, quoted.readings_283,
+                             f"Deterministic long-run average {average:.2f}.",
+                             value=f"{average:.2f}")
+    else:
+        cmp.number(*QUOTED_2019_KEY, average, diagnosis=quoted.diagnosis_283())
+    evidence_259 = quoted.evidence_259(estimate.text, estimate.replications, estimate.periods)
+    if any(quoted.readings_259.values()):
+        cmp.claim_by_reading(*QUOTED_2018_KEY, quoted.readings_259, evidence_259 + ".",
+                             value=estimate.text)
+    else:
+        cmp.number(*QUOTED_2018_KEY, estimate.mean, half_width=estimate.half_width,
+                   diagnosis=("outside one run's 95% prediction interval under every reading tried ("
+                              + "; ".join(quoted.readings_259) + "). " + evidence_259))
+
+
+def record_tie_orders(cmp, ties: TieOrders) -> None:
+    """Record, per ``M``, the range of the long-run averages over the 24 tie orders (new rows)."""
+    for M, values in ties.averages.items():
+        cmp.new("Beyond the paper", f"M={M};x(0)=0", "long-run average reward, all 24 tie orders",
+                f"{min(values):.5f}..{max(values):.5f}",
+                "ties at t = 0 (all indices 0); the tie order changes the transient, not the long-run average")
+
+
+def record_optimality_gap(cmp, gap: OptimalityGap) -> None:
+    """Record every policy's exact long-run average, the optimum and the bound (new rows)."""
+    for M in gap.M_values:
+        for name in gap.names:
+            cmp.new("Beyond the paper", f"M={M};policy={name}", "average reward (deterministic)",
+                    gap.values[name, M], gap.note(name), decimals=3)
+
+
+def record_stochastic_comparison(cmp, comparison: StochasticComparison) -> None:
+    """Record the policies' mean rewards on the stochastic model (new rows), except the index
+    policy with ``M = 1``, which :func:`record_quoted` records as the 2018 paper's value."""
+    for M in comparison.M_values:
+        for name in comparison.names:
+            if (name, M) == ("index", 1):
+                continue
+            cmp.new("Beyond the paper", f"M={M};policy={name};stochastic", "average reward (95% CI)",
+                    comparison.formatted(name, M),
+                    f"{comparison.replications} replications x "
+                    f"{comparison.periods - comparison.burn_in} periods, "
+                    f"{comparison.base_law} base utilities")
