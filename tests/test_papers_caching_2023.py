@@ -330,3 +330,146 @@ def test_failure_notes_are_empty_without_failures_and_name_the_drop_otherwise():
 
 def test_chain_label_groups_by_the_first_field():
     assert P.chain_label(("base", 1.0)) == "chain base"
+
+
+# --- the notebook's computations and the rows they record ----------------------------------------
+
+class _Recorder:
+    """Stands in for a Comparison: keeps every call ``(kind, args)`` in order."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, kind):
+        return lambda *args, **kw: self.calls.append((kind, args))
+
+
+def test_model_report_and_rows_match_the_notebook_at_its_defaults():
+    # the values the notebook printed and recorded (K = 10, C = 2 sqrt(r), base chain, d = 1)
+    lv = np.arange(10.0)
+    base = P.chain_content((0.2, 0.2, 0.3, 0.1), 1.0, lv, 2.0 * np.sqrt(lv))
+    linear = P.chain_content((0.2, 0.2, 0.3, 0.1), 1.0, lv, lv)
+    text = P.model_report(base, linear, 2.0)
+    assert "R0 = -(P0 C)(k) for k = 0..3: -0.400, -1.766, -2.790, -3.444" in text
+    assert "Assumption 3: P0 C and P1 C concave                      holds       fails" in text
+    rec = _Recorder()
+    P.record_model(rec, base, linear, 2.0)
+    assert [(k, a[:4]) for k, a in rec.calls] == [
+        ("new", ("Sec. 2 model", "K=10;C=2sqrt(r);base chain", "assumptions 1-3 hold", "True")),
+        ("new", ("Sec. 2 model", "K=10;C=r;base chain", "assumption 3 holds", "False"))]
+
+
+def test_tau_identity_gap_is_zero_to_rounding():
+    # A(k, 1) = A(k, 0) + d in this model: sums of a few terms, exact to ~1e-12
+    assert P.tau_identity_gap(_content(K=5, d=2.0), 0.5, 0.9) < 1e-9
+
+
+def test_theorem3_checks_draw_each_family_from_its_own_stream():
+    lv = np.arange(4.0)
+    th = P.theorem3_checks(lv, 2.0, (0.9,), 2, rng=np.random.default_rng(1),
+                           rng_lemma2=np.random.default_rng(2), n_levels_random=4)
+    assert th.a.n == len(th.grid) and th.b.n == 4 and th.c.n == 4   # 2 contents x 2 discounts
+    ref_b, tried_b = P.accepted_contents(C.random_content, 4, 2, rng=np.random.default_rng(1))
+    ref_c, tried_c = P.accepted_contents(P.random_lemma2_content, 4, 2, rng=np.random.default_rng(2))
+    assert (th.tried_b, th.tried_c) == (tried_b, tried_c)
+    np.testing.assert_array_equal(th.b.contents[0].P1, ref_b[0].P1)
+    np.testing.assert_array_equal(th.c.contents[0].P1, ref_c[0].P1)
+    assert th.a2.n == int(th.a.lemma2.sum()) and len(th.concave_c) == th.c.failures().n
+    assert th.report().count("\n") == 6
+    rec = _Recorder()
+    P.record_theorems_3(rec, th)
+    assert [k for k, _ in rec.calls] == ["claim_by_reading", "claim_by_reading", "new", "new"]
+    assert rec.calls[2][1][3] == f"{th.b.threshold}/4 (A1-A3); {th.c.threshold}/4 (A1-A3 and Lemma 2)"
+
+
+def test_repair_readings_are_repair_reading_under_each_reading():
+    lv = np.arange(4.0)
+    rr = P.repair_readings([2.0], [(0.2, 0.2, 0.3, 0.1)], lv, [1.0], first_level=1.0,
+                           fetch_cost=1.0, discount=0.9)
+    assert list(rr.readings) == [P.R1_READING, "R2 (r_1 = 0, no C' >= 0)", "R3 (r_1 = 1, C' >= 0)"]
+    ref = P.repair_reading([2.0], [(0.2, 0.2, 0.3, 0.1)], lv + 1.0, [1.0], fetch_cost=1.0,
+                           discount=0.9, nonnegative=True)
+    got = rr.readings["R3 (r_1 = 1, C' >= 0)"]
+    assert [(x.content_no, x.repair.feasible) for x in got] == [(x.content_no, x.repair.feasible) for x in ref]
+    n_rows = sum(len(r) for r in rr.readings.values())
+    assert rr.table().count("\n") == 2 * len(rr.readings) + n_rows - 1   # name, header, a line a row
+    rec = _Recorder()
+    P.record_sec4(rec, rr)
+    assert [a[2] for _, a in rec.calls] == [
+        "changing C(r_1), C(r_2) restores Assumptions 2 and 3 in some cases",
+        "the modified contents are indexable"]
+    assert rec.calls[0][1][4].startswith("Contents violating Assumption 3, of 1: R1 ")
+
+
+def test_index_figures_at_the_notebook_defaults():
+    # the numbers the notebook prints today (K = 10, C = 2 sqrt(r), base chain (0.2, 0.2, 0.3, 0.1))
+    figs = P.index_figures((0.2, 0.2, 0.3, 0.1), (0.3, 0.1, 0.4, 0.05), (0.1, 0.3, 0.15, 0.25),
+                           np.arange(10.0), 2.0, fetch_costs_fig2=(1.0, 3.0),
+                           discounts_fig3=(0.5, 0.9), fetch_cost_fig3=1.0, discount=0.9)
+    assert figs.increasing
+    assert figs.changes() == ("largest change of W(., 0) and of W(., 1):\n"
+                              "  Fig. 2, d = 1 vs 3: 0.316 and 0.356\n"
+                              "  Fig. 3, beta = 0.5 vs 0.9: 0.400 and 0.365")
+    np.testing.assert_array_equal(figs.fig4[0][0], P.index_table(P.chain_content(
+        (0.3, 0.1, 0.4, 0.05), 1.0, np.arange(10.0), 2.0 * np.sqrt(np.arange(10.0))), 0.9)[0])
+
+
+def test_sweep_report_and_rows_of_figs_2_to_4():
+    lv = np.arange(4.0)
+    chains = {"base": (0.2, 0.2, 0.3, 0.1), "rising": (0.3, 0.1, 0.4, 0.05),
+              "falling": (0.1, 0.3, 0.15, 0.25)}
+    sw = P.index_sweep(chains, lv, cost_scales=[2.0], fetch_costs=[1.0, 3.0], discounts=[0.5, 0.9])
+    v = P.sweep_verdicts(sw)
+    text = P.sweep_report(sw, v)
+    assert text.count("\n") == 2 + len(P.SWEEP_CLAIMS)    # two lines of size, a header, a claim a line
+    figs = P.index_figures(chains["base"], chains["rising"], chains["falling"], lv, 2.0,
+                           fetch_costs_fig2=(1.0, 3.0), discounts_fig3=(0.5, 0.9),
+                           fetch_cost_fig3=1.0, discount=0.9)
+    rec = _Recorder()
+    P.record_figs2_4(rec, figs, sw, v)
+    assert [a[0] for _, a in rec.calls] == ["Fig. 2", "Fig. 3", "Fig. 2", "Fig. 3", "Fig. 2-4", "Fig. 4"]
+    assert rec.calls[-1][1][1] == "K=4;d=1;beta=0.9;rising vs falling chain"
+
+
+def test_compare_figs5_6_is_compare_policies_on_each_instance():
+    lv = np.arange(3.0)
+    w, ch = [2.0, 3.0], [(0.2, 0.2, 0.3, 0.1), (0.1, 0.3, 0.2, 0.2)]
+    f = P.compare_figs5_6(w, ch, lv, fetch_cost=1.0, exponent=0.8, first_level=1.0, capacity=1,
+                          discount=0.9, n_runs=10, horizon=10, rng=np.random.default_rng(3))
+    assert list(f.comparisons) == ["Fig. 5", "Fig. 6 (R1)", "Fig. 6, R3 instance (levels from 1)"]
+    cs = P.joint_contents(w, ch, lv, fetch_cost=1.0)
+    ref = P.compare_policies(cs, cs, 1, 0.9, n_runs=10, horizon=10, rng=np.random.default_rng(3))
+    assert f.fig5.costs["Whittle"][0] == ref.costs["Whittle"][0]
+    assert f.fig5.costs["Whittle"][1].mean == ref.costs["Whittle"][1].mean   # the same draws first
+    assert "Whittle, R2 repair" in f.fig6.costs and f.fig6_r3.costs["optimal"][1] is None
+    assert f.report().count("Bellman residual") == 3
+    rec = _Recorder()
+    P.record_figs5_6(rec, f)
+    assert [(k, a[:2]) for k, a in rec.calls] == [("claim", ("Fig. 5", "N=2;M=1;K=3;C=w sqrt(r)")),
+                                                  ("claim_by_reading", ("Fig. 6", "N=2;M=1;K=3;C=w r^0.8"))]
+
+
+def test_fig7_check_beyond_the_bound_and_its_row():
+    lv = np.arange(5.0)
+    c = P.chain_content((0.1, 0.3, 0.3, 0.1), 1.0, lv, 2.0 * np.sqrt(lv))
+    f = P.fig7_check(c, 0.9, np.linspace(-5, 15, 41))
+    assert f.eps == pytest.approx(0.2) and f.eps > f.bound           # TV distance of the rows
+    assert f.monotone and f.engine and f.passive[-1] == 10
+    rec = _Recorder()
+    P.record_fig7(rec, f)
+    (kind, args), = rec.calls
+    assert kind == "claim" and args[1] == "K=5;d=1;beta=0.9;eps=0.2" and args[3]
+    assert "over 41 penalties in [-5, 15] without shrinking" in args[4]
+
+
+def test_record_theorem51_rows_and_the_printed_example():
+    t = P.theorem51_check((0.9,), 3, rng=np.random.default_rng(2), n_levels=4)
+    rec = _Recorder()
+    P.record_theorem51(rec, t)
+    assert [k for k, _ in rec.calls] == ["claim", "claim", "new"]
+    assert rec.calls[0][1][4].startswith(f"beta=0.9: {t.counts[0.9]['P0 = P1'][0]}/3")
+    assert (P.non_indexable_example(t, 4) == "") == (not t.non_indexable)
+    linear = P.joint_contents([2.0], [(0.2, 0.2, 0.3, 0.1)], np.arange(4.0), fetch_cost=1.0,
+                              exponent=1.0)
+    assert P.fig6_instance_text(linear, 1.0).startswith(
+        "Fig. 6 instance, e = 1: Assumption 3 fails for contents [0]")

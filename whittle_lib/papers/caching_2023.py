@@ -34,7 +34,7 @@ from ..models.caching import (CachingContent, CachingProblem, check_assumptions,
                        simulate_policy, solve_content, solve_joint, theorem51_bound,
                        whittle_priorities)
 from ..indices import is_indexable, whittle_indices
-from ..replication import format_estimate
+from ..replication import format_estimate, setting
 
 __all__ = [
     "lemma2_condition",
@@ -92,6 +92,31 @@ __all__ = [
     "sweep_higher",
     "chain_label",
     "failure_notes",
+    "model_report",
+    "record_model",
+    "tau_identity_gap",
+    "Theorem3Checks",
+    "theorem3_checks",
+    "record_theorems_3",
+    "R1_READING",
+    "RepairReadings",
+    "repair_readings",
+    "record_sec4",
+    "fig6_instance_text",
+    "non_indexable_example",
+    "record_theorem51",
+    "IndexFigures",
+    "index_figures",
+    "SWEEP_CLAIMS",
+    "sweep_verdicts",
+    "sweep_report",
+    "record_figs2_4",
+    "Figs56",
+    "compare_figs5_6",
+    "record_figs5_6",
+    "Fig7Check",
+    "fig7_check",
+    "record_fig7",
 ]
 
 #: Tolerance of the linear inequalities of :func:`lemma2_condition` (probabilities times
@@ -1197,3 +1222,594 @@ def failure_notes(bad: StructureChecks, bad_c: StructureChecks, concave_c) -> tu
                   "'P0 C and P1 C concave' (our Assumption 3) does not carry the induction of "
                   "Remark 2 on level-dependent chains.")
     return note_b, note_c
+
+
+# --------------------------------------------------------------------------------------------
+# The notebook's computations, each with a frozen result, and the rows it records
+# --------------------------------------------------------------------------------------------
+
+
+def model_report(base: CachingContent, linear: CachingContent, cost_scale: float) -> str:
+    r"""The model of Sec. 2 as the notebook shows it: the rewards of ``base`` (eqs. 3, 6 with
+    reward = -cost), every reading of the assumptions (:data:`ASSUMPTION_READINGS`) for the
+    missing cost :math:`a\sqrt r` of ``base`` and the linear one of ``linear``, and the boost
+    sums of ``base`` (:func:`boost_sums`)."""
+    arm, K = base.arm(), base.n_levels
+    cost_label = f"{cost_scale:g} sqrt(r)"
+    readings = [assumption_readings(c) for c in (base, linear)]
+    lines = ["flattened states x = k + K c; rewards of the base content (d = "
+             f"{base.fetch_cost:g}):\n  R0 = -(P0 C)(k) for k = 0..3: "
+             + ", ".join(f"{v:.3f}" for v in arm.R0[:4])
+             + f"\n  R1 = -(1 - c) d: {arm.R1[0]:g} if not cached (c = 0), {abs(arm.R1[K]):g} "
+             "if cached (c = 1)",
+             f"\n{'our reading (base chain)':44s}  {'C(r) = ' + cost_label:>16s}  {'C(r) = r':>10s}"]
+    lines += [f"{label:44s}  " + "  ".join(f"{'holds' if r[label] else 'fails':>{w}s}"
+                                           for r, w in zip(readings, (16, 10)))
+              for label in readings[0]]
+    lines.append("boost sums s_k of the base chain: "
+                 + " ".join(f"{v:.2f}" for v in boost_sums(base)))
+    return "\n".join(lines)
+
+
+def record_model(cmp, base: CachingContent, linear: CachingContent, cost_scale: float) -> None:
+    r"""Record the two rows of our model (Sec. 2): Assumptions 1-3 hold for ``base`` (missing
+    cost :math:`a\sqrt r`, ``a = cost_scale``), and Assumption 3 (our reading: :math:`P_0 C`,
+    :math:`P_1 C` concave) for ``linear`` (:math:`C(r) = r`), both ``new``: the paper's
+    values were lost."""
+    K = base.n_levels
+    cost_label = f"{cost_scale:g} sqrt(r)"
+    cmp.new("Sec. 2 model", setting(K=K, C=cost_label.replace(" ", "")) + ";base chain",
+            "assumptions 1-3 hold", str(check_assumptions(base).assumptions_1_to_3),
+            f"ours: levels r = 0..K-1, C(r) = {cost_label}, birth-death chains (up0, down0, up1, "
+            "down1); the paper's values were lost")
+    cmp.new("Sec. 2 model", setting(K=K, C="r") + ";base chain", "assumption 3 holds",
+            str(check_assumptions(linear).assumption3),
+            "ours: the linear missing cost violates Assumption 3 (our reading) at the bottom level, "
+            "as argued in Sec. 1 of the notebook")
+
+
+def tau_identity_gap(content: CachingContent, penalty: float, discount: float) -> float:
+    r"""``max_k |A(k, 1) - A(k, 0) - d|`` for the caching advantage ``A`` of the optimal
+    single-content solution at ``penalty``: zero (to rounding) in this model, which is why
+    :math:`\tau_1 \le \tau_0` of Theorem 3.1 holds whenever both rows are threshold."""
+    K = content.n_levels
+    sol = solve_content(content, penalty, discount=discount)
+    return float(np.abs(sol.advantage[K:] - sol.advantage[:K] - content.fetch_cost).max())
+
+
+@dataclass(frozen=True, eq=False)
+class Theorem3Checks:
+    """Theorems 3.1-3.2 on the three families of the notebook (:func:`theorem3_checks`).
+
+    Attributes
+    ----------
+    grid : tuple of CachingContent
+        (a) our grid of constant chains satisfying Assumptions 1-3
+        (:func:`constant_chain_grid`).
+    a, b, c : StructureChecks
+        (a) the grid at ``grid_discounts``; (b) random level-dependent chains satisfying
+        Assumptions 1-3; (c) the same with Lemma 2's condition (:func:`random_lemma2_content`),
+        both at beta in {0.9, 0.99}.
+    tried_b, tried_c : int
+        Random contents drawn to accept ``n_random`` for (b), (c).
+    concave_c : tuple of bool or None
+        :func:`lemma1_concave_at_failure` of each failure of (c).
+    n_random : int
+    n_levels : int
+        K of the grid.
+    cost_scale : float
+    grid_discounts : tuple of float
+    """
+
+    grid: tuple
+    a: StructureChecks
+    b: StructureChecks
+    c: StructureChecks
+    tried_b: int
+    tried_c: int
+    concave_c: tuple
+    n_random: int
+    n_levels: int
+    cost_scale: float
+    grid_discounts: tuple
+
+    @property
+    def a2(self) -> StructureChecks:
+        """The checks of (a) that meet Lemma 2's condition (no down-boost)."""
+        return self.a.where(self.a.lemma2)
+
+    def report(self) -> str:
+        """Threshold and indexable counts of the three families."""
+        a, a2, b, c = self.a, self.a2, self.b, self.c
+        return "\n".join([
+            f"(a) constant chains: {len(self.grid)} of 144 grid points satisfy Assumptions 1-3; "
+            f"x {len(self.grid_discounts)} discounts = {a.n} checks",
+            f"    threshold: {a.threshold}/{a.n};  indexable (engine and direct): {a.indexable}/{a.n}",
+            f"    of which with Lemma 2's condition (no down-boost): threshold {a2.threshold}/{a2.n}, "
+            f"indexable {a2.indexable}/{a2.n}",
+            f"(b) level-dependent chains (ours): {self.n_random} accepted of {self.tried_b} drawn; "
+            f"{b.n} checks",
+            f"    threshold: {b.threshold}/{b.n};  indexable: {b.indexable}/{b.n};  with Lemma 2's "
+            f"condition: {b.lemma2.sum()}/{b.n}",
+            f"(c) level-dependent chains with Lemma 2's condition (ours): {self.n_random} accepted "
+            f"of {self.tried_c} drawn",
+            f"    threshold: {c.threshold}/{c.n};  indexable: {c.indexable}/{c.n}"])
+
+    def failure_report(self) -> str:
+        """Where the threshold structure breaks: the first counterexample of (b) (its chain,
+        indices and boost sums, :func:`counterexample_table`), and for the failures of (c)
+        whether Lemma 1's concave value function survives. Empty without failures."""
+        bad, bad_c, lines = self.b.failures(), self.c.failures(), []
+        if bad.n:
+            c_bad, s_bad = bad.contents[0], bad.checks[0]
+            k_drop = index_drops(s_bad.index.indices.reshape(2, -1))
+            lines += [f"the first counterexample: beta = {s_bad.index.discount}, fetch cost d = "
+                      f"{c_bad.fetch_cost:.3f}", counterexample_table(c_bad, s_bad),
+                      "the index decreases from level k to k+1 at "
+                      + ", ".join(f"k = {k} (c = {cc})" for cc, k in k_drop),
+                      f"Lemma 2's condition holds for {int(bad.lemma2.sum())} of the {bad.n} checks "
+                      "that are not threshold"]
+        if bad_c.n:
+            lines.append(f"family (c): {bad_c.n} of {self.c.n} checks not threshold; at the first "
+                         "non-threshold penalty of each,\n  the optimal cost V(., c) is concave in r "
+                         f"(Lemma 1) in {sum(self.concave_c)} of them")
+        return "\n".join(lines)
+
+
+def theorem3_checks(levels, cost_scale: float, grid_discounts, n_random: int, *, rng,
+                    rng_lemma2, n_levels_random: int = 6,
+                    random_discounts=(0.9, 0.99)) -> Theorem3Checks:
+    r"""Check Theorems 3.1 (threshold policies) and 3.2 (indexability) on (a) our grid of
+    constant chains on ``levels`` with missing costs scaled by ``cost_scale``, (b)
+    ``n_random`` random level-dependent chains satisfying Assumptions 1-3, drawn from ``rng``,
+    and (c) ``n_random`` satisfying Lemma 2's condition too, drawn from ``rng_lemma2``
+    (:func:`check_structures`)."""
+    grid = constant_chain_grid(levels, cost_scale)
+    a = check_structures(grid, grid_discounts)
+    random_b, tried_b = accepted_contents(random_content, n_levels_random, n_random, rng=rng)
+    b = check_structures(random_b, random_discounts)
+    random_c, tried_c = accepted_contents(random_lemma2_content, n_levels_random, n_random,
+                                          rng=rng_lemma2)
+    c = check_structures(random_c, random_discounts)
+    bad_c = c.failures()
+    concave_c = tuple(lemma1_concave_at_failure(x, s)
+                      for x, s in zip(bad_c.contents, bad_c.checks))
+    return Theorem3Checks(tuple(grid), a, b, c, tried_b, tried_c, concave_c, int(n_random),
+                          len(levels), float(cost_scale), tuple(grid_discounts))
+
+
+def record_theorems_3(cmp, checks: Theorem3Checks) -> None:
+    """Record Theorem 3.1 (threshold optimal policy, :math:`\\tau_1 \\le \\tau_0`) and
+    Theorem 3.2 (indexable) of [PS23]: claims judged by reading on the constant chains of the
+    paper's setting (Sec. 6), and ``new`` rows for our extension to level-dependent chains."""
+    a, a2, b, c = checks.a, checks.a2, checks.b, checks.c
+    bad_text, bad_c_text = failure_notes(b.failures(), c.failures(), checks.concave_c)
+    a_ = checks.cost_scale
+    grid_text = (f"{len(checks.grid)} instances of our grid up0, down0 in {{0.1,0.2,0.3}}, boosts "
+                 f"in {{0,0.1}}, C in {{{a_:g}sqrt(r), {a_:g}log(1+r)}}, d in {{1,3}}, K = "
+                 f"{checks.n_levels}; beta in {list(checks.grid_discounts)}; every distinct optimal "
+                 "policy solved directly. tau_1 <= tau_0 is not counted: in this model the caching "
+                 "advantage in (k,1) is that in (k,0) plus d, so it holds whenever both rows are "
+                 "threshold.")
+    cmp.claim_by_reading(
+        "Theorem 3.1", "constant chains satisfying Assumptions 1-3",
+        "optimal policy is a threshold policy with tau_1 <= tau_0",
+        {f"Assumptions 1-3 as we read them: threshold in {a.threshold}/{a.n} checks": a.threshold == a.n,
+         f"plus Lemma 2's condition (no down-boost): {a2.threshold}/{a2.n}": a2.threshold == a2.n},
+        grid_text)
+    cmp.claim_by_reading(
+        "Theorem 3.2", "constant chains satisfying Assumptions 1-3", "the arm is indexable",
+        {f"Assumptions 1-3 as we read them: {a.indexable}/{a.n} checks": a.indexable == a.n,
+         f"plus Lemma 2's condition: {a2.indexable}/{a2.n}": a2.indexable == a2.n},
+        "The engine's exact test (Gast-Gaujal-Khun) and the passive sets of the direct solutions "
+        "agree; grid as for Thm. 3.1.")
+    ext = ("ours, not the paper's setting: Fig. 1 chains with level-dependent up/down "
+           "probabilities (the prose gives them without a level index), K = 6, beta in {0.9, 0.99}")
+    n = checks.n_random
+    cmp.new("Theorem 3.1", "level-dependent chains (our extension)",
+            "threshold optimal policy: checks passed",
+            f"{b.threshold}/{b.n} (A1-A3); {c.threshold}/{c.n} (A1-A3 and Lemma 2)",
+            f"{ext}. Under Assumptions 1-3 as we read them ({n} random chains): {b.threshold} of "
+            f"{b.n} checks threshold; with Lemma 2's condition added ((P1 - P0)V non-increasing for "
+            f"concave non-decreasing V, i.e. boost sums non-increasing; {n} other random chains): "
+            f"{c.threshold} of {c.n}.{bad_text}{bad_c_text} So on this extension Assumptions 1-3 as "
+            "we read them do not suffice, and each failure breaks a premise of the proof (Lemma 2's "
+            "condition, or Lemma 1's concave value function).")
+    cmp.new("Theorem 3.2", "level-dependent chains (our extension)",
+            "the arm is indexable: checks passed",
+            f"{b.indexable}/{b.n} (A1-A3); {c.indexable}/{c.n} (A1-A3 and Lemma 2)",
+            f"{ext}. Indexable in every check, including the instances that are not threshold.")
+
+
+#: The first reading of Sec. 4 (its key in :attr:`RepairReadings.readings`).
+R1_READING = "R1 (r_1 = 0, C' >= 0)"
+
+
+@dataclass(frozen=True, eq=False)
+class RepairReadings:
+    """The repairs of Sec. 4 (Lemma 4, Table 1) under the three readings (:func:`repair_readings`).
+
+    Attributes
+    ----------
+    readings : dict
+        ``{reading name: list of RepairRow}``: R1 (levels from 0, ``C' >= 0``), R2 (levels
+        from 0, no ``C' >= 0``), R3 (levels from ``first_level``, ``C' >= 0``).
+    exponents : tuple of float
+        ``e`` of :math:`C_n(r) = w_n r^e`.
+    n_contents : int
+    """
+
+    readings: dict
+    exponents: tuple
+    n_contents: int
+
+    def table(self) -> str:
+        """Each reading's name and :func:`repair_table`."""
+        return "\n".join(f"{name}\n" + repair_table(rows) for name, rows in self.readings.items())
+
+
+def repair_readings(weights, chains, levels, exponents, *, first_level: float,
+                    fetch_cost: float, discount: float) -> RepairReadings:
+    """:func:`repair_reading` of the contents :math:`C_n(r) = w_n r^e` under the three readings
+    of Sec. 4: R1 and R2 on ``levels``, R3 on ``levels + first_level``."""
+    lv = np.asarray(levels, dtype=float)
+    names = {R1_READING: (0.0, True), "R2 (r_1 = 0, no C' >= 0)": (0.0, False),
+             f"R3 (r_1 = {first_level:g}, C' >= 0)": (first_level, True)}
+    return RepairReadings({name: repair_reading(weights, chains, lv + first, exponents,
+                                                fetch_cost=fetch_cost, discount=discount,
+                                                nonnegative=nonneg)
+                           for name, (first, nonneg) in names.items()},
+                          tuple(exponents), len(weights))
+
+
+def record_sec4(cmp, repairs: RepairReadings) -> None:
+    """Record the two claims of Sec. 4 of [PS23] (Lemma 4, Table 1), judged by reading:
+    changing :math:`C(r_1), C(r_2)` restores Assumptions 2 and 3 in some cases, and the
+    modified contents are indexable (:func:`repair_verdicts`)."""
+    sec4 = repairs.readings
+    s4 = "C_n(r) = w_n r^e, e in {" + ", ".join(f"{e:g}" for e in repairs.exponents) + "}"
+    restores, idx_after = repair_verdicts(sec4)
+    n_viol = {name: len(rows) for name, rows in sec4.items()}
+    r1 = sec4[R1_READING]
+    cmp.claim_by_reading(
+        "Sec. 4, Lemma 4, Table 1", s4,
+        "changing C(r_1), C(r_2) restores Assumptions 2 and 3 in some cases", restores,
+        f"Contents violating Assumption 3, of {len(repairs.exponents) * repairs.n_contents}: "
+        + ", ".join(f"{k.split(' ')[0]} {v}" for k, v in n_viol.items())
+        + ". Under R1 (C(r_1) = 0 and C' >= 0: C(r_1) cannot be lowered) only C(r_2) can move and "
+        "no linear cost is fixable; dropping C' >= 0 (R2, Lemma 4's properties) or starting the "
+        "levels at r_1 > 0 (R3) makes every violating content fixable.")
+    cmp.claim_by_reading(
+        "Sec. 4, Lemma 4, Table 1", s4, "the modified contents are indexable", idx_after,
+        f"Indexable before any change (original costs): {sum(x.indexable_before for x in r1)} of "
+        f"{len(r1)} violating contents under R1, so in these instances the change is not needed "
+        "for indexability.")
+
+
+def fig6_instance_text(contents, exponent: float) -> str:
+    """Which contents of the Fig. 6 instance violate Assumption 3, and which the index policy
+    takes with modified costs under R1 (:func:`content_for_index`)."""
+    index_contents = [content_for_index(c) for c in contents]
+    return (f"Fig. 6 instance, e = {exponent:g}: Assumption 3 fails for contents "
+            f"{[n for n, c in enumerate(contents) if not check_assumptions(c).assumption3]};\n"
+            f"  under R1 the index uses modified costs for contents "
+            f"{[n for n, (m, c) in enumerate(zip(index_contents, contents)) if m is not c]}")
+
+
+def non_indexable_example(check: Theorem51Check, n_levels: int = 6) -> str:
+    """The first non-indexable arm beyond the bound of Theorem 5.1 and the state that leaves
+    its passive set as the penalty grows; empty if there is none."""
+    if not check.non_indexable:
+        return ""
+    b_ex, c_ex = check.non_indexable[0]
+    res = quiet_whittle_indices(c_ex, b_ex)
+    return (f"first non-indexable arm: beta = {b_ex}, eps = {popularity_perturbation(c_ex):.3f}; "
+            f"its state {res.violating_state} (k = {res.violating_state % n_levels}, c = "
+            f"{res.violating_state // n_levels})\n  leaves the passive set at penalty "
+            f"{res.violation_subsidy:.4f}")
+
+
+def record_theorem51(cmp, check: Theorem51Check) -> None:
+    """Record Remark 5 (indexable when caching does not change popularity), Theorem 5.1 (our
+    reconstruction of its bound) and the non-indexable arms found beyond it (``new``)."""
+    sec5, non_indexable = check.counts, check.non_indexable
+    cmp.claim("Sec. 5, Remark 5", "random dense chains, P0 = P1", "indexable whatever the chain",
+              check.all_indexable("P0 = P1"),
+              "; ".join(f"beta={b}: {sec5[b]['P0 = P1'][0]}/{sec5[b]['P0 = P1'][1]}" for b in sec5)
+              + " random 6-level chains with random missing and fetch costs.")
+    cmp.claim("Theorem 5.1", "random dense chains, eps <= (1-beta)/beta",
+              "indexable (our reconstruction of the bound)", check.all_indexable("eps <= bound"),
+              "; ".join(f"beta={b}: {sec5[b]['eps <= bound'][0]}/{sec5[b]['eps <= bound'][1]}"
+                        for b in sec5)
+              + "; eps = largest total-variation distance between the rows of P1 and P0.")
+    far_idx, far_total = check.beyond()
+    reversed_only = all(b == 0.99 and check_assumptions(c).assumption1 is False
+                        for b, c in non_indexable)
+    cmp.new("Sec. 5", "random chains beyond the bound, beta in {0.9, 0.99}",
+            "non-indexable instances found", far_total - far_idx,
+            f"ours: {far_idx} of {far_total} random arms with eps > (1-beta)/beta are indexable "
+            "(dense chains, and birth-death chains where caching lowers popularity, i.e. "
+            f"Assumption 1 reversed); the {far_total - far_idx} non-indexable ones all have caching "
+            "lower popularity and beta = 0.99" if reversed_only else
+            f"ours: {far_idx} of {far_total} random arms with eps > (1-beta)/beta are indexable; "
+            "non-indexable ones exist, see the printed example")
+
+
+@dataclass(frozen=True, eq=False)
+class IndexFigures:
+    """The index tables of Figs. 2-4 at our default instance (:func:`index_figures`).
+
+    Attributes
+    ----------
+    fig2, fig3, fig4 : tuple of (numpy.ndarray, bool)
+        :func:`index_table` of each curve pair: the two fetch costs (Fig. 2), the two
+        discounts (Fig. 3), the rising and the falling chain (Fig. 4).
+    fetch_costs_fig2, discounts_fig3 : tuple of float
+    fetch_cost_fig3, discount, cost_scale : float
+    n_levels : int
+    """
+
+    fig2: tuple
+    fig3: tuple
+    fig4: tuple
+    fetch_costs_fig2: tuple
+    discounts_fig3: tuple
+    fetch_cost_fig3: float
+    discount: float
+    cost_scale: float
+    n_levels: int
+
+    @property
+    def increasing(self) -> bool:
+        """Every curve strictly increasing in r and every arm indexable."""
+        pairs = self.fig2 + self.fig3 + self.fig4
+        return all(np.all(np.diff(W, axis=1) > 0) for W, _ in pairs) and all(ok for _, ok in pairs)
+
+    def changes(self) -> str:
+        """The largest change of ``W(., 0)`` and of ``W(., 1)`` between the two curves of
+        Figs. 2 and 3 (:class:`IndexShift`)."""
+        ch2, ch3 = (IndexShift(f[0][0], f[1][0], True).largest_change for f in (self.fig2, self.fig3))
+        d, b = self.fetch_costs_fig2, self.discounts_fig3
+        return (f"largest change of W(., 0) and of W(., 1):\n  Fig. 2, d = {d[0]:g} vs {d[1]:g}: "
+                f"{ch2[0]:.3f} and {ch2[1]:.3f}\n  Fig. 3, beta = {b[0]:g} vs {b[1]:g}: "
+                f"{ch3[0]:.3f} and {ch3[1]:.3f}")
+
+
+def index_figures(base_chain, rise_chain, fall_chain, levels, cost_scale: float, *,
+                  fetch_costs_fig2, discounts_fig3, fetch_cost_fig3: float,
+                  discount: float) -> IndexFigures:
+    r"""The Whittle indices of Figs. 2-4, missing cost :math:`a\sqrt r` (``a = cost_scale``):
+    the base chain at two fetch costs (Fig. 2, at ``discount``) and at two discounts (Fig. 3,
+    fetch cost ``fetch_cost_fig3``), the rising and the falling chain (Fig. 4)."""
+    lv = np.asarray(levels, dtype=float)
+    missing = cost_scale * np.sqrt(lv)
+    fig2 = tuple(index_table(chain_content(base_chain, d, lv, missing), discount)
+                 for d in fetch_costs_fig2)
+    fig3 = tuple(index_table(chain_content(base_chain, fetch_cost_fig3, lv, missing), b)
+                 for b in discounts_fig3)
+    fig4 = tuple(index_table(chain_content(ch, fetch_cost_fig3, lv, missing), discount)
+                 for ch in (rise_chain, fall_chain))
+    return IndexFigures(fig2, fig3, fig4, tuple(fetch_costs_fig2), tuple(discounts_fig3),
+                        fetch_cost_fig3, discount, cost_scale, len(lv))
+
+
+#: The six claims of Figs. 2-3 judged over the sweep: (figure, key of the verdict map of
+#: :func:`fig2_verdicts` / :func:`fig3_verdicts`, label).
+SWEEP_CLAIMS = (("Fig. 2", "W(r,0) decreases", "W(r,0) decreases with the caching cost"),
+                ("Fig. 2", "half", "W(r,1) does not vary much (half)"),
+                ("Fig. 2", "10 %", "W(r,1) does not vary much (10 %)"),
+                ("Fig. 3", "W(r,0) increases", "W(r,0) increases with the discount factor"),
+                ("Fig. 3", "half", "W(r,1) does not vary much (half)"),
+                ("Fig. 3", "10 %", "W(r,1) does not vary much (10 %)"))
+
+
+def sweep_verdicts(sweep: IndexSweep) -> dict:
+    """``{"Fig. 2": fig2_verdicts(sweep), "Fig. 3": fig3_verdicts(sweep)}``."""
+    return {"Fig. 2": fig2_verdicts(sweep), "Fig. 3": fig3_verdicts(sweep)}
+
+
+def sweep_report(sweep: IndexSweep, verdicts: dict) -> str:
+    """The sweep of Figs. 2-3 in text: its size, whether every table is indexable, the margin
+    of the closest verdict (:func:`sweep_margin`), and per claim of :data:`SWEEP_CLAIMS` the
+    points where it holds, per chain (:func:`counts_by_chain`)."""
+    lines = [f"{sweep.tables[..., 0, 0].size} index tables, all indexable: "
+             f"{bool(sweep.indexable.all())}; closest verdict to its threshold: "
+             f"{sweep_margin(sweep):.1e}\n  (the engine is exact to ~1e-9: no verdict turns on "
+             "rounding)",
+             f"{'points where the claim holds':50s}  " + "  ".join(f"{ch:>8s}" for ch in sweep.chains)]
+    for fig_name, key, label in SWEEP_CLAIMS:
+        lines.append(f"{fig_name + ': ' + label:50s}  " + "  ".join(
+            f"{h:>4d}/{n:<3d}" for h, n in counts_by_chain(verdicts[fig_name][key], sweep.chains)))
+    return "\n".join(lines)
+
+
+def record_figs2_4(cmp, figs: IndexFigures, sweep: IndexSweep, verdicts: dict,
+                   default_chain: str = "base") -> None:
+    """Record the claims of Figs. 2-4 of [PS23]: those of Figs. 2-3 judged over the sweep
+    (per chain, :func:`grouped_verdicts`; "does not vary much" by each criterion of
+    :data:`STEADY_CRITERIA`), the indices increasing in r (Figs. 2-4 and the sweep), and the
+    rising chain's indices above the falling chain's (Fig. 4)."""
+    v2, v3 = verdicts["Fig. 2"], verdicts["Fig. 3"]
+    n_levels, a, beta, d3 = figs.n_levels, figs.cost_scale, figs.discount, figs.fetch_cost_fig3
+    d_lo, d_hi = figs.fetch_costs_fig2
+    b_lo, b_hi = figs.discounts_fig3
+    s2, s3 = (sweep_setting(sweep, f, n_levels) for f in ("Fig. 2", "Fig. 3"))
+    unit2, unit3 = "(a, beta, d pair) points", "(a, d, beta pair) points"
+    default_pt = {"Fig. 2": (default_chain, a, beta, d_lo, d_hi),
+                  "Fig. 3": (default_chain, a, d3, b_lo, b_hi)}
+    instance = {"Fig. 2": f"beta = {beta}, d = {d_lo:g} vs {d_hi:g}",
+                "Fig. 3": f"d = {d3:g}, beta = {b_lo} vs {b_hi}"}
+    notes = {(f, key): sweep_note(v[key], default_pt[f],
+                                  f"{default_chain} chain, C = {a:g} sqrt(r), " + instance[f])
+             for f, v in (("Fig. 2", v2), ("Fig. 3", v3)) for key in v}
+    for fig_name, v, key, quantity, s, unit in (
+            ("Fig. 2", v2, "W(r,0) decreases", "W(r,0) decreases with the caching cost", s2, unit2),
+            ("Fig. 3", v3, "W(r,0) increases", "W(r,0) increases with the discount factor", s3, unit3)):
+        cmp.claim_by_reading(fig_name, s, quantity, grouped_verdicts(v[key], chain_label, unit=unit),
+                             "W(r,0) moves the stated way at every r at " + notes[fig_name, key])
+    for fig_name, v, quantity, s, unit in (
+            ("Fig. 2", v2, "W(r,1) does not vary much with the caching cost", s2, unit2),
+            ("Fig. 3", v3, "W(r,1) does not vary much with the discount factor", s3, unit3)):
+        cmp.claim_by_reading(
+            fig_name, s, quantity, steady_readings(v, chain_label, unit=unit),
+            "Criteria ours: 'half' = largest change of W(.,1) at most half that of W(.,0); '10 %' = "
+            "at most 10 % of max |W(.,1)|. "
+            + " ".join(f"{crit}: holds at " + notes[fig_name, crit] for crit in STEADY_CRITERIA))
+    inc_sweep = sweep_increasing(sweep)
+    cmp.claim_by_reading(
+        "Fig. 2-4", "all six index curves", "W(r,0) and W(r,1) increase in r",
+        {"the six curves of Figs. 2-4": figs.increasing,
+         f"the sweep: {inc_sweep.sum()} of {inc_sweep.size} tables": bool(inc_sweep.all())},
+        f"every curve of Figs. 2-4 is strictly increasing in r on all {n_levels} levels, and every "
+        "arm is indexable; so is every table of the sweep of Section 5b (4 chains, cost scales, d "
+        "and beta).")
+    (W4a, _), (W4b, _) = figs.fig4
+    if {"rising", "falling"} <= set(sweep.chains):
+        hi_sweep = sweep_higher(sweep, "rising", "falling")
+        sweep4 = {f"the sweep over cost scale, d and beta: {hi_sweep.sum()} of {hi_sweep.size}":
+                  bool(hi_sweep.all())}
+    else:
+        sweep4 = {}
+    cmp.claim_by_reading(
+        "Fig. 4", setting(K=n_levels, d=d3, beta=beta) + ";rising vs falling chain",
+        "indices higher when requests tend to rise",
+        {"our default instance": bool(np.all(W4a > W4b)), **sweep4},
+        f"W(rising) - W(falling) from {(W4a - W4b).min():.3f} to {(W4a - W4b).max():.3f} over all "
+        "2K states at our default instance; every state higher for the rising chain at every point "
+        "of the sweep of Section 5b.")
+
+
+@dataclass(frozen=True, eq=False)
+class Figs56:
+    """The policy comparisons of Figs. 5-6 (:func:`compare_figs5_6`).
+
+    Attributes
+    ----------
+    comparisons : dict
+        ``{label: PolicyComparison}``: ``"Fig. 5"`` (:math:`w_n \\sqrt r`), ``"Fig. 6 (R1)"``
+        (:math:`w_n r^e`, indices of the R1 repair, the R2 repair as an extra rule, exact
+        only) and the R3 instance (levels from ``first_level``, exact only).
+    n_contents, capacity, n_levels : int
+    exponent, first_level : float
+    """
+
+    comparisons: dict
+    n_contents: int
+    capacity: int
+    n_levels: int
+    exponent: float
+    first_level: float
+
+    @property
+    def fig5(self) -> PolicyComparison:
+        return self.comparisons["Fig. 5"]
+
+    @property
+    def fig6(self) -> PolicyComparison:
+        return self.comparisons["Fig. 6 (R1)"]
+
+    @property
+    def fig6_r3(self) -> PolicyComparison:
+        return self.comparisons[f"Fig. 6, R3 instance (levels from {self.first_level:g})"]
+
+    def report(self) -> str:
+        """Every comparison's :meth:`PolicyComparison.report`."""
+        return "\n".join(c.report(label) for label, c in self.comparisons.items())
+
+
+def compare_figs5_6(weights, chains, levels, *, fetch_cost: float, exponent: float,
+                    first_level: float, capacity: int, discount: float, n_runs: int,
+                    horizon: int, rng) -> Figs56:
+    r"""The Whittle index policy against the optimum and greedy (Figs. 5-6,
+    :func:`compare_policies`): on the contents :math:`w_n\sqrt r` (Fig. 5), on
+    :math:`w_n r^e` with the indices of the R1 repair and, exact only, of the R2 repair
+    (Fig. 6, Sec. 4), and exactly on :math:`w_n r^e` with the levels from ``first_level``
+    (R3). The Monte Carlo runs draw from ``rng`` in that order."""
+    lv = np.asarray(levels, dtype=float)
+    kw = dict(n_runs=n_runs, horizon=horizon, rng=rng)
+    conforming = joint_contents(weights, chains, lv, fetch_cost=fetch_cost)
+    noncompliant = joint_contents(weights, chains, lv, fetch_cost=fetch_cost, exponent=exponent)
+    noncompliant3 = joint_contents(weights, chains, lv + first_level, fetch_cost=fetch_cost,
+                                   exponent=exponent)
+    out = {"Fig. 5": compare_policies(conforming, conforming, capacity, discount, **kw)}
+    out["Fig. 6 (R1)"] = compare_policies(
+        noncompliant, [content_for_index(c) for c in noncompliant], capacity, discount, **kw,
+        extra={"Whittle, R2 repair": tuple(r2_repair_indices(c, discount) for c in noncompliant)})
+    out[f"Fig. 6, R3 instance (levels from {first_level:g})"] = compare_policies(
+        noncompliant3, [content_for_index(c) for c in noncompliant3], capacity, discount, **kw,
+        monte_carlo=False)
+    return Figs56(out, len(weights), capacity, len(lv), exponent, first_level)
+
+
+def record_figs5_6(cmp, figs: Figs56) -> None:
+    """Record the claim of Figs. 5-6 of [PS23], "the Whittle index policy is close to optimal
+    and better than greedy" (ours: within 2 % on exact costs, :func:`close_to_optimal`): on
+    Fig. 5 as one claim, on Fig. 6 judged under the readings R1, R2, R3 of Sec. 4."""
+    r3 = figs.fig6_r3.costs
+    for item, c, s in (("Fig. 5", figs.fig5, "C=w sqrt(r)"),
+                       ("Fig. 6", figs.fig6, f"C=w r^{figs.exponent:g}")):
+        res, evidence = c.costs, c.evidence()
+        key = (item, setting(N=figs.n_contents, M=figs.capacity, K=figs.n_levels) + ";" + s,
+               "Whittle close to optimal and better than greedy")
+        if item == "Fig. 5":
+            cmp.claim(*key, bool(close_to_optimal(res)), evidence)
+        else:
+            cmp.claim_by_reading(*key, {
+                "indices of the R1 repair": bool(close_to_optimal(res)),
+                "of the R2 repair (no C' >= 0)": bool(close_to_optimal(res, "Whittle, R2 repair")),
+                f"R3 instance (levels from {figs.first_level:g}), its repair": bool(close_to_optimal(r3))},
+                evidence + f" R2 repair: {format_gaps(res, ['Whittle, R2 repair'])}. R3 instance: "
+                f"optimal {r3['optimal'][0]:.4f}, " + format_gaps(r3, ["Whittle", "greedy"]) + ".")
+
+
+@dataclass(frozen=True, eq=False)
+class Fig7Check:
+    """The passive set against the penalty for one content beyond the bound of Theorem 5.1
+    (:func:`fig7_check`).
+
+    Attributes
+    ----------
+    content : CachingContent
+    discount, eps, bound : float
+        beta, :func:`~whittle_lib.models.caching.popularity_perturbation` of the content and
+        the bound :math:`(1-\\beta)/\\beta`.
+    lams, passive : numpy.ndarray
+        The penalties and the size of the passive set at each (:func:`passive_set_sizes`).
+    monotone : bool
+        The passive set grows from empty to all states without shrinking.
+    engine : bool
+        The engine's exact verdict (:func:`quietly_indexable`).
+    """
+
+    content: CachingContent
+    discount: float
+    eps: float
+    bound: float
+    lams: np.ndarray
+    passive: np.ndarray
+    monotone: bool
+    engine: bool
+
+
+def fig7_check(content: CachingContent, discount: float, lams) -> Fig7Check:
+    """Fig. 7: is ``content`` indexable at ``discount``, read off the passive sets at the
+    penalties ``lams`` (Definition 2) and from the engine?"""
+    lams = np.asarray(lams, dtype=float)
+    passive = passive_set_sizes(content, lams, discount=discount)
+    monotone = (bool(np.all(np.diff(passive) >= 0)) and passive[0] == 0
+                and passive[-1] == 2 * content.n_levels)
+    return Fig7Check(content, discount, popularity_perturbation(content), theorem51_bound(discount),
+                     lams, passive, bool(monotone), quietly_indexable(content, discount))
+
+
+def record_fig7(cmp, check: Fig7Check) -> None:
+    """Record the claim of Fig. 7 of [PS23]: the arm is indexable beyond the bound of
+    Theorem 5.1 (passive set non-decreasing in the penalty, and the engine's verdict)."""
+    eps, bound, K = check.eps, check.bound, check.content.n_levels
+    rel = ">" if eps > bound else "<="
+    cmp.claim("Fig. 7", setting(K=K, d=check.content.fetch_cost, beta=check.discount,
+                                eps=round(eps, 3)),
+              "indexable beyond the bound of Thm 5.1", check.monotone and check.engine,
+              f"eps = {eps:.2f} {rel} (1-beta)/beta = {bound:.4f}; the passive set grows from 0 to "
+              f"{2 * K} states over {len(check.lams)} penalties in [{check.lams[0]:g}, "
+              f"{check.lams[-1]:g}] without shrinking; engine verdict indexable = {check.engine}.")
