@@ -419,3 +419,14 @@ def test_table2_row_11_recorded():
     P.record_dynamic_cheaper(cmp, {}, t1, t2)
     assert cmp.row("Sec. 5 text", "Tables 1-2",
                    "dynamic control costs less than static control").status == "claim-holds"
+
+
+def test_figs_6_8_off_the_paper_setting_are_new_rows():
+    # A run with other parameters: no printed count to match, our count recorded as a new row.
+    figs = P.policy_figures(0.1, 1.0, (1.4,), 3, 4, tau=0.99999, tol=1e-5)
+    cmp = Comparison("demo", expected=[], paper_settings=False)
+    found = P.printed_count_matches(cmp, {"K_policy": 3}, figs)
+    assert found.printed == {} and found.star is None
+    P.record_figs_6_8(cmp, {"K_policy": 3}, figs, (0, 1, 2))
+    assert [(r.quantity, r.status) for r in cmp.rows] == [("cost", "new"), ("iterations", "new")]
+    assert "(paper" not in P.format_figs_6_8(cmp, figs, (0, 1, 2))

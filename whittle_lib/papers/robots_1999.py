@@ -699,9 +699,10 @@ class Eq16Check:
     def report(self) -> str:
         """The agreement and the ties as the notebook prints them."""
         n = len(self.ties)
-        return (f"eq. (16) = N(gamma, 2000) for {self.agree} of {self.total} pairs (gamma, mu/lambda) "
-                "whose limiting costs differ\n"
-                f"{n} exact ties, all at gamma = mu and half-integer mu/lambda:\n  (16) as printed takes the "
+        return (f"eq. (16) = N(gamma, 2000) for {self.agree} of {self.total} pairs "
+                "(gamma, mu/lambda) whose limiting costs differ\n"
+                f"{n} exact ties, all at gamma = mu and half-integer mu/lambda:\n"
+                "  (16) as printed takes the "
                 f"ceiling at {self.ties_ceil}; every finite K the floor at "
                 f"{n if self.floor_at_finite_K else 'not all'} (exactly: rho- rho+ < 1)")
 
@@ -1141,11 +1142,20 @@ def record_static_problem(cmp, eq4_at_one: bool, lemma1: Lemma1Check, propositio
     """Record eq. (4) at ``rho = 1`` (:func:`check_eq4_at_rho_one`), Lemma 1
     (:func:`check_lemma1`) and Proposition 1 (:func:`check_proposition1`) of [TLNC99]_."""
     cmp.claim("Eq. (4)", "rho=1", "C(1,gamma,K) = (gamma+mu)/(K+1)", eq4_at_one,
-              "Eq. (4) evaluated at rho=1 (as the limit of normalised powers) equals (gamma+mu)/(K+1) to 1e-13 for gamma in {0.1,1,3}, K in {2,5,50}.")
-    cmp.claim("Lemma 1", "gamma in (0,5];K in 2..60", "unique minimiser rho(gamma,K), <1, =1, >1 as gamma <, =, > gamma(K)=mu(K+2)/K",
-              lemma1.holds, f"100 values of gamma and gamma(K) itself, 11 values of K from 2 to 60: the root of R lies on the side of 1 the lemma says and agrees with a brute-force minimisation of (4) on a grid of step 1e-4 within {lemma1.worst_distance:.0e}.")
-    cmp.claim("Proposition 1", "gamma in (0,5];K in 2..60;mu/lambda in 1..30", "N(gamma,K) is the better of floor and ceil of rho(gamma,K)mu/lambda",
-              proposition1, "For 6 K x 6 gamma x 59 values of mu/lambda the floor/ceil rule gives the same N as exhaustive search over n = 1..4mu/lambda+20.")
+              "Eq. (4) evaluated at rho=1 (as the limit of normalised powers) equals "
+              "(gamma+mu)/(K+1) to 1e-13 for gamma in {0.1,1,3}, K in {2,5,50}.")
+    cmp.claim("Lemma 1", "gamma in (0,5];K in 2..60",
+              "unique minimiser rho(gamma,K), <1, =1, >1 as gamma <, =, > gamma(K)=mu(K+2)/K",
+              lemma1.holds,
+              "100 values of gamma and gamma(K) itself, 11 values of K from 2 to 60: the root of "
+              "R lies on the side of 1 the lemma says and agrees with a brute-force minimisation "
+              f"of (4) on a grid of step 1e-4 within {lemma1.worst_distance:.0e}.")
+    cmp.claim("Proposition 1",
+              "gamma in (0,5];K in 2..60;mu/lambda in 1..30",
+              "N(gamma,K) is the better of floor and ceil of rho(gamma,K)mu/lambda",
+              proposition1,
+              "For 6 K x 6 gamma x 59 values of mu/lambda the floor/ceil rule gives the same N as "
+              "exhaustive search over n = 1..4mu/lambda+20.")
 
 
 @dataclass(frozen=True)
@@ -1192,19 +1202,30 @@ def fig2_curves(mu: float, mu_over_lambda: float, buffers, gammas=None) -> Fig2C
 def record_fig2_proposition2(cmp, fig2: Fig2Curves, proposition2: bool, mu: float) -> None:
     """Record Fig. 2's monotonicity (:func:`fig2_curves`) and Proposition 2
     (:func:`check_proposition2`) of [TLNC99]_."""
-    cmp.claim("Fig. 2", f"mu/lambda={fig2.mu_over_lambda:g}", "gamma -> N(gamma,K) nondecreasing", fig2.monotone,
-              f"N(gamma,K) is nondecreasing on {fig2.gammas.size} values of gamma in [{fig2.gammas[0]:g}, {fig2.gammas[-1]:g}] for K in {list(fig2.N)}.")
-    cmp.claim("Proposition 2", "gamma in (0,50];K in 2..60", "gamma -> rho(gamma,K) nondecreasing and unbounded", proposition2,
-              f"rho(gamma,K) is nondecreasing on 200 values of gamma in [0.01, 50] for each K = 2..60, and rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}.")
+    cmp.claim("Fig. 2", f"mu/lambda={fig2.mu_over_lambda:g}", "gamma -> N(gamma,K) nondecreasing",
+              fig2.monotone,
+              f"N(gamma,K) is nondecreasing on {fig2.gammas.size} values of gamma in "
+              f"[{fig2.gammas[0]:g}, {fig2.gammas[-1]:g}] for K in {list(fig2.N)}.")
+    cmp.claim("Proposition 2", "gamma in (0,50];K in 2..60",
+              "gamma -> rho(gamma,K) nondecreasing and unbounded", proposition2,
+              "rho(gamma,K) is nondecreasing on 200 values of gamma in [0.01, 50] for each K = "
+              f"2..60, and rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}.")
 
 
 def record_lemmas_2_3(cmp, lemmas: Lemma23Check) -> None:
     """Record Lemma 2 (unproven in [TLNC99]_) and Lemma 3 from :func:`check_lemmas_2_3`."""
     K0 = lemmas.K0
-    cmp.claim("Lemma 2", "gamma/mu in (0,5];K in 2..400", "K -> rho(gamma,K) nondecreasing if gamma <= mu; increasing then decreasing if gamma > mu",
-              lemmas.lemma2_holds, f"50 values gamma/mu = 0.1..5.0, K = 2..400: nondecreasing for gamma <= mu, unimodal for gamma > mu with K_0 from {min(K0.values())} to {max(K0.values())} (the draft's formula for K_0 is missing).")
-    cmp.claim("Lemma 3", "gamma/mu in (0,5]", "rho(gamma,K) -> 1 as K -> infinity", lemmas.lemma3_gap < 0.05,
-              f"max |rho(gamma,400) - 1| = {lemmas.lemma3_gap:.3f} over gamma/mu = 0.1..5.0, decreasing in K.")
+    cmp.claim("Lemma 2", "gamma/mu in (0,5];K in 2..400",
+              "K -> rho(gamma,K) nondecreasing if gamma <= mu; increasing then decreasing if "
+              "gamma > mu",
+              lemmas.lemma2_holds,
+              "50 values gamma/mu = 0.1..5.0, K = 2..400: nondecreasing for gamma <= mu, unimodal "
+              f"for gamma > mu with K_0 from {min(K0.values())} to {max(K0.values())} (the draft's "
+              "formula for K_0 is missing).")
+    cmp.claim("Lemma 3", "gamma/mu in (0,5]", "rho(gamma,K) -> 1 as K -> infinity",
+              lemmas.lemma3_gap < 0.05,
+              f"max |rho(gamma,400) - 1| = {lemmas.lemma3_gap:.3f} over gamma/mu = 0.1..5.0, "
+              "decreasing in K.")
 
 
 @dataclass(frozen=True)
@@ -1250,30 +1271,40 @@ def record_eq16(cmp, eq16: Eq16Check) -> None:
     included)."""
     agree, total, ties, ties_ceil = eq16.agree, eq16.total, eq16.ties, eq16.ties_ceil
     cmp.claim_by_reading(
-        "Eq. (16)", "mu/lambda in [1,30];K=2000", "N(gamma,K) equals the approximation (16) for large K",
-        {"(16) as the asymptotically optimal N (at ties both costs tend to the same limit)": agree == total,
-         f"(16) as N(gamma,K) for every large K, the {len(ties)} exact ties included": agree == total and not ties},
-        f"(16) (ceil in the first branch, floor in the second, in exact arithmetic) equals the exact N(gamma, 2000) for "
-        f"{agree} of {total} pairs (gamma in {{0.4,1,2.4}}, mu/lambda = 1..30 step 0.05) where the limiting costs differ. "
-        f"At the {len(ties)} exact ties (gamma = mu, half-integer mu/lambda) (16) takes the ceiling ({ties_ceil} of {len(ties)}) and "
-        f"every finite K the floor (rho- rho+ < 1); floating point gets both counts wrong near ties.")
+        "Eq. (16)", "mu/lambda in [1,30];K=2000",
+        "N(gamma,K) equals the approximation (16) for large K",
+        {"(16) as the asymptotically optimal N (at ties both costs tend to the same limit)":
+             agree == total,
+         f"(16) as N(gamma,K) for every large K, the {len(ties)} exact ties included":
+             agree == total and not ties},
+        "(16) (ceil in the first branch, floor in the second, in exact arithmetic) equals the "
+        f"exact N(gamma, 2000) for {agree} of {total} pairs (gamma in {{0.4,1,2.4}}, mu/lambda = "
+        f"1..30 step 0.05) where the limiting costs differ. At the {len(ties)} exact ties (gamma = "
+        f"mu, half-integer mu/lambda) (16) takes the ceiling ({ties_ceil} of {len(ties)}) and "
+        "every finite K the floor (rho- rho+ < 1); floating point gets both counts wrong "
+        "near ties.")
 
 
 def record_proof_slips(cmp, changed: Mapping, below: Mapping, eq11_ok: bool) -> None:
     """Record the slips of Proposition 2's proof and of Sec. 2.3 in [TLNC99]_: the threshold
     cited from Lemma 1 (``below``: :func:`rho_at_cited_threshold`), "(14)" for (11)
     (:func:`check_eq11`), and "(15) follows from (8) and (15)"."""
-    cmp.claim("Proposition 2", with_changed(changed, "proof;K in 2..60", "mu"), "rho(gamma,K) > 1 for gamma > mu(K+1)/K (Lemma 1 as cited)",
+    cmp.claim("Proposition 2", with_changed(changed, "proof;K in 2..60", "mu"),
+              "rho(gamma,K) > 1 for gamma > mu(K+1)/K (Lemma 1 as cited)",
               all(r > 1 for r in below.values()),
-              f"At gamma = mu(K+3/2)/K, between mu(K+1)/K and gamma(K) = mu(K+2)/K, rho(gamma,K) < 1 for every K = 2..60 "
-              f"(e.g. {below[5]:.4f} at K = 5): the proof's threshold should be gamma(K); its conclusion stands (gamma -> inf).")
-    cmp.claim("Proposition 2", "proof, text after (11)", "'the l.h.s. of (14) is infinite': (14) is the equation meant",
+              "At gamma = mu(K+3/2)/K, between mu(K+1)/K and gamma(K) = mu(K+2)/K, rho(gamma,K) < "
+              f"1 for every K = 2..60 (e.g. {below[5]:.4f} at K = 5): the proof's threshold should "
+              "be gamma(K); its conclusion stands (gamma -> inf).")
+    cmp.claim("Proposition 2", "proof, text after (11)",
+              "'the l.h.s. of (14) is infinite': (14) is the equation meant",
               False,
-              f"(14) is Lemma 3's equation, printed after this proof. The argument is about (11): gamma_n (K L^(K+1) - (K+1) L^K + 1) "
-              f"= mu L^K (L^(K+2) - (K+2) L + (K+1)), which equals (10) rearranged and has a positive factor for L > 1 "
-              f"(checked on L in (1,3], K = 2..60: {eq11_ok}).")
+              "(14) is Lemma 3's equation, printed after this proof. The argument is about (11): "
+              "gamma_n (K L^(K+1) - (K+1) L^K + 1) = mu L^K (L^(K+2) - (K+2) L + (K+1)), which "
+              "equals (10) rearranged and has a positive factor for L > 1 (checked on L in (1,3], "
+              f"K = 2..60: {eq11_ok}).")
     cmp.claim("Eq. (15)", "Sec. 2.3 text", "'(15), which follows from (8) and (15)'", False,
-              "An equation cannot follow from itself; (15) follows from (8) (Proposition 1) and (13) (Lemma 3).")
+              "An equation cannot follow from itself; (15) follows from (8) (Proposition 1) and "
+              "(13) (Lemma 3).")
 
 
 @dataclass(frozen=True)
@@ -1344,12 +1375,19 @@ def check_transition_law(lam: float, mu: float, gamma: float, K: int, N: int
 def record_transition_law(cmp, changed: Mapping, law: TransitionLawCheck) -> None:
     """Record eqs. (19) and (20) of [TLNC99]_ as printed (:func:`check_transition_law`)."""
     K, N, sums, q = law.K, law.N, law.printed_row_sums, law.queue_after_arrival_printed
-    cmp.claim("Eq. (19)", "transition probabilities after a departure", "rows of (19) as printed sum to one",
+    cmp.claim("Eq. (19)", "transition probabilities after a departure",
+              "rows of (19) as printed sum to one",
               bool(np.allclose(sums, 1)),
-              f"As printed the rows sum to 1 + 2 lambda r/nu (= {sums[-1]:.4f} for r = N = {N}); the corrected law writes the third probability as 1 - (mu 1(q>1) + lambda min(r+a,N))/nu.")
-    cmp.claim("Eq. (20)", with_changed(changed, "transition probabilities after an arrival", "N_policy", "K_policy"), "(20) as printed stays in the state space X",
+              f"As printed the rows sum to 1 + 2 lambda r/nu (= {sums[-1]:.4f} for r = N = {N}); "
+              "the corrected law writes the third probability as 1 - (mu 1(q>1) + lambda "
+              "min(r+a,N))/nu.")
+    cmp.claim("Eq. (20)",
+              with_changed(changed, "transition probabilities after an arrival", "N_policy",
+                           "K_policy"),
+              "(20) as printed stays in the state space X",
               q <= K,
-              f"min{{q+1,N}} from q = K = {K} with N = {N} gives q = {q} > K, outside X; min{{q+1,K}} (the first two lines) is meant.")
+              f"min{{q+1,N}} from q = K = {K} with N = {N} gives q = {q} > K, outside X; "
+              f"min{{q+1,K}} (the first two lines) is meant.")
 
 
 @dataclass(frozen=True)
@@ -1411,8 +1449,8 @@ TAU_VALUES = (0.5, 0.9, 0.99, 0.999, 0.99999, 1.0)
 
 def format_iterations_by_tau(iterations: Mapping) -> str:
     """:func:`rvi_iterations_by_tau` as a two-line table, under a title line."""
-    return ("relative value iteration on this instance, iterations to the paper's stopping rule by tau:\n"
-            f"  {'tau':10s}" + "".join(f"{t:>9g}" for t in iterations)
+    return ("relative value iteration on this instance, iterations to the paper's stopping rule "
+            f"by tau:\n  {'tau':10s}" + "".join(f"{t:>9g}" for t in iterations)
             + f"\n  {'iterations':10s}" + "".join(f"{n:9d}" for n in iterations.values()))
 
 
@@ -1423,16 +1461,24 @@ def record_proposition4(cmp, changed: Mapping, theta: ThetaCheck, iterations: Ma
     increasing) of [TLNC99]_."""
     t, Th, exact = theta.tau, theta.T_h, theta.exact_cost
     cmp.claim_by_reading(
-        "Proposition 4", f"N={theta.N};K={theta.K};lambda={theta.lam};mu={theta.mu};gamma={theta.gamma}", "theta = tau T(h)(x_hat)",
+        "Proposition 4",
+        f"N={theta.N};K={theta.K};lambda={theta.lam};mu={theta.mu};gamma={theta.gamma}",
+        "theta = tau T(h)(x_hat)",
         {"T as Prop. 4 defines it (c + min_a P h)": bool(np.isclose(t * Th, exact, rtol=1e-6)),
-         "T read as the damped operator (1 - tau) h + tau T h of the iteration": bool(np.isclose(t ** 2 * Th, exact, rtol=1e-6))},
-        f"With tau = {t:g}, T(h)(x_hat) = {Th:.6f} equals the optimum {exact:.6f} of policy iteration; tau T(h)(x_hat) = "
-        f"{t * Th:.6f} is the gain of the damped chain. theta = T(h)(x_hat).")
+         "T read as the damped operator (1 - tau) h + tau T h of the iteration":
+             bool(np.isclose(t ** 2 * Th, exact, rtol=1e-6))},
+        f"With tau = {t:g}, T(h)(x_hat) = {Th:.6f} equals the optimum {exact:.6f} of policy "
+        f"iteration; tau T(h)(x_hat) = {t * Th:.6f} is the gain of the damped chain. theta = "
+        "T(h)(x_hat).")
     taus = list(iterations)
     tau_claim = all(iterations[a] >= iterations[b] for a, b in zip(taus, taus[1:]))
-    cmp.claim("Sec. 4 text", with_changed(changed, "Table 1", "mu", "N_policy", "K_policy", "lambda_policy", "gammas_policy", "rvi_tol", "reference_state"),
+    cmp.claim("Sec. 4 text",
+              with_changed(changed, "Table 1", "mu", "N_policy", "K_policy", "lambda_policy",
+                           "gammas_policy", "rvi_tol", "reference_state"),
               "the closer tau is to 1 the faster relative value iteration converges", tau_claim,
-              "Iterations to the paper's stopping rule on the Fig. 7 instance, tau = 0.5 .. 1: " + ", ".join(f"{t}: {n}" for t, n in iterations.items()) + ". The damping only guards against periodicity; this chain is aperiodic already.")
+              "Iterations to the paper's stopping rule on the Fig. 7 instance, tau = 0.5 .. 1: "
+              + ", ".join(f"{t}: {n}" for t, n in iterations.items())
+              + ". The damping only guards against periodicity; this chain is aperiodic already.")
 
 
 @dataclass(frozen=True)
@@ -1473,13 +1519,13 @@ class MDPStructureCheck:
         """The checks as the notebook prints them."""
         kn, ex = (self.K, self.N), self.example
         return (f"K = {self.K}, N = {self.N}: {self.lemma4.n_classes[kn]} communicating classes; "
-                f"outside the largest ({self.lemma4.largest[kn]} states):\n  {self.lemma4.outside[kn]}\n"
-                f"Sec. 3 example: {ex.n_classes} recurrent classes, at levels {ex.levels};\n"
-                f"  transient besides level 0: {ex.transient_at_level_2}\n"
-                f"Proposition 3: largest spread max_x W*(x) - min_x W*(x) over "
-                f"{self.proposition3_instances} instances: {self.proposition3_spread:.0e}\n"
-                f"eq. (25): largest gap between per-epoch and time averages over "
-                f"{len(self.eq25_gaps)} policies: {max(self.eq25_gaps):.0e}")
+                f"outside the largest ({self.lemma4.largest[kn]} states):\n  "
+                f"{self.lemma4.outside[kn]}\nSec. 3 example: {ex.n_classes} recurrent classes, at "
+                f"levels {ex.levels};\n  transient besides level 0: "
+                f"{ex.transient_at_level_2}\nProposition 3: largest spread max_x W*(x) - min_x "
+                f"W*(x) over {self.proposition3_instances} instances: "
+                f"{self.proposition3_spread:.0e}\neq. (25): largest gap between per-epoch and time "
+                f"averages over {len(self.eq25_gaps)} policies: {max(self.eq25_gaps):.0e}")
 
 
 def check_mdp_structure(lam: float, mu: float, gammas, K: int, N: int, *,
@@ -1510,32 +1556,47 @@ def record_mdp_structure(cmp, changed: Mapping, structure: MDPStructureCheck) ->
     at = functools.partial(with_changed, changed)
     lemma4, example, K = structure.lemma4, structure.example, structure.K
     cmp.claim_by_reading(
-        "Lemma 4", at("K in {2,3,5,10};N in {1,2,5,10,20} and Figs. 6-8", "K_policy", "N_policy"), "the MDP is communicating",
+        "Lemma 4", at("K in {2,3,5,10};N in {1,2,5,10,20} and Figs. 6-8", "K_policy", "N_policy"),
+        "the MDP is communicating",
         {"on X as printed": lemma4.communicating,
-         "on X without the K states (q,N,2), q>=1, that no transition enters": lemma4.communicating_without_entry_free},
-        f"Strong components of the graph x -> y if p_xy(a) > 0 for some allowed a, on {len(structure.lemma4_instances)} instances: "
-        "besides one class, exactly the K singletons (q,N,2), q>=1 (fictitious probability 1-(mu+lambda N)/nu = 0 "
-        "there, so proof step (1) fails at level N). The MDP is weakly communicating, which suffices for Prop. 3.")
-    cmp.claim("Sec. 3 text", at("example policy, N=2", "K_policy", "lambda_policy", "gammas_policy", "mu"),
-              "two recurrent classes (levels r=1 and r=2) and transient states: the MDP is multichain",
+         "on X without the K states (q,N,2), q>=1, that no transition enters":
+             lemma4.communicating_without_entry_free},
+        "Strong components of the graph x -> y if p_xy(a) > 0 for some allowed a, on "
+        f"{len(structure.lemma4_instances)} instances: besides one class, exactly the K singletons "
+        "(q,N,2), q>=1 (fictitious probability 1-(mu+lambda N)/nu = 0 there, so proof step (1) "
+        "fails at level N). The MDP is weakly communicating, which suffices for Prop. 3.")
+    cmp.claim("Sec. 3 text",
+              at("example policy, N=2", "K_policy", "lambda_policy", "gammas_policy", "mu"),
+              "two recurrent classes (levels r=1 and r=2) and transient states: "
+              "the MDP is multichain",
               example.levels == [[1], [2]],
-              f"Recurrent classes of the example policy (K = {K}): {example.n_classes}, at levels {example.levels}. "
-              f"The level-2 class misses the states {example.transient_at_level_2}, transient like level 0 (Lemma 4 above).")
-    cmp.claim("Proposition 3", at("lambda in {0.1,0.5};K in {2,5};gamma in {0.4,1.4,5};N in {1,2,5,10} and Figs. 6-8",
-                                  "mu", "K_policy", "N_policy", "lambda_policy", "gammas_policy"),
+              f"Recurrent classes of the example policy (K = {K}): {example.n_classes}, at levels "
+              f"{example.levels}. The level-2 class misses the states "
+              f"{example.transient_at_level_2}, transient like level 0 (Lemma 4 above).")
+    cmp.claim("Proposition 3",
+              at("lambda in {0.1,0.5};K in {2,5};gamma in {0.4,1.4,5};N in {1,2,5,10} and "
+                 "Figs. 6-8", "mu", "K_policy", "N_policy", "lambda_policy", "gammas_policy"),
               "the optimal average cost is a constant theta", structure.proposition3_spread < 1e-9,
-              f"Multichain policy iteration (no constant gain assumed) on {structure.proposition3_instances} instances: "
-              "max_x W*(x) - min_x W*(x) below 1e-9 on every instance (rounding: its exact size depends on the CPU).")
+              "Multichain policy iteration (no constant gain assumed) on "
+              f"{structure.proposition3_instances} instances: max_x W*(x) - min_x W*(x) below 1e-9 "
+              "on every instance (rounding: its exact size depends on the CPU).")
     eq21 = structure.eq21
-    cmp.claim("Eq. (21)", at("transition probabilities at a fictitious epoch", "N_policy", "K_policy", "lambda_policy", "mu"),
-              "(21) as printed is a transition law on X", eq21.max_deviation < 1e-12 and eq21.rows_sum_to_one,
-              f"On the Figs. 6-8 instance the {eq21.n_rows} rows of (21) as printed sum to one and equal the model's rows "
-              "(largest difference below 1e-12, rounding); (21) needs no correction, unlike (19) and (20).")
-    cmp.claim("Eq. (25)", at("Figs. 6-8 instances", "N_policy", "K_policy", "lambda_policy", "gammas_policy", "mu"),
-              "S_pi and L_pi are the time-average starvation probability and loss rate", max(structure.eq25_gaps) < 1e-10,
-              "For the optimal and the static policy of each of Figs. 6-8, pi(q=0) and nu pi(q=K,s=1) of the uniformised "
-              "chain equal P(Q=0) and lambda E[R 1(Q=K)] of the continuous-time chain within 1e-10 (rounding: the exact gaps "
-              "depend on the CPU).")
+    cmp.claim("Eq. (21)",
+              at("transition probabilities at a fictitious epoch", "N_policy", "K_policy",
+                 "lambda_policy", "mu"),
+              "(21) as printed is a transition law on X",
+              eq21.max_deviation < 1e-12 and eq21.rows_sum_to_one,
+              f"On the Figs. 6-8 instance the {eq21.n_rows} rows of (21) as printed sum to one and "
+              "equal the model's rows (largest difference below 1e-12, rounding); (21) needs no "
+              "correction, unlike (19) and (20).")
+    cmp.claim("Eq. (25)",
+              at("Figs. 6-8 instances", "N_policy", "K_policy", "lambda_policy", "gammas_policy",
+                 "mu"),
+              "S_pi and L_pi are the time-average starvation probability and loss rate",
+              max(structure.eq25_gaps) < 1e-10,
+              "For the optimal and the static policy of each of Figs. 6-8, pi(q=0) and nu "
+              "pi(q=K,s=1) of the uniformised chain equal P(Q=0) and lambda E[R 1(Q=K)] of the "
+              "continuous-time chain within 1e-10 (rounding: the exact gaps depend on the CPU).")
 
 
 @dataclass(frozen=True)
@@ -1586,8 +1647,8 @@ def policy_figures(lam: float, mu: float, gammas, K: int, N: int, *, tau: float,
 
 
 def _iterations_key(changed: Mapping, figs: PolicyFigures, gamma: float) -> tuple:
-    return (figs.figure(gamma), with_changed(changed, figs.setting(gamma), "tau", "rvi_tol", "reference_state"),
-            "iterations")
+    setting = with_changed(changed, figs.setting(gamma), "tau", "rvi_tol", "reference_state")
+    return (figs.figure(gamma), setting, "iterations")
 
 
 @dataclass(frozen=True)
@@ -1620,8 +1681,8 @@ class PrintedCountMatches:
         """The matches as the notebook prints them."""
         lines = [f"{FIGURE_OF_GAMMA.get(g, 'Figs. 6-8')}: printed {n} iterations from x_hat in "
                  f"{sorted(self.matches[g])}" for g, n in self.printed.items()]
-        lines.append(f"reference states that give all three printed counts: {sorted(self.common)};\n"
-                     f"  we use x_hat* = {self.star} below")
+        lines.append("reference states that give all three printed counts: "
+                     f"{sorted(self.common)};\n  we use x_hat* = {self.star} below")
         return "\n".join(lines)
 
 
@@ -1653,10 +1714,13 @@ def record_figs_6_8(cmp, changed: Mapping, figs: PolicyFigures, reference_state)
         counts, ours = figs.sweeps[g].counts, figs.sweeps[g].count_from(reference_state)
         matches = found.matches[g]
         verdicts = {f"x_hat = {reference_state} (our default), h_0 = 0": ours == paper_it,
-                    f"x_hat in {sorted(matches)} ({len(matches)} of {counts.size} states), h_0 = 0": bool(matches)}
+                    f"x_hat in {sorted(matches)} ({len(matches)} of {counts.size} states), h_0 = 0":
+                        bool(matches)}
         cmp.claim_by_reading(*_iterations_key(changed, figs, g), verdicts,
-                             f"RVI as printed (tau = {figs.tau}, pointwise relative rule {figs.tol}) from every reference state: "
-                             f"{counts.min()} to {counts.max()} iterations; ours {ours}. The paper gives neither x_hat nor h_0.",
+                             f"RVI as printed (tau = {figs.tau}, pointwise relative rule "
+                             f"{figs.tol}) from every reference state: {counts.min()} to "
+                             f"{counts.max()} iterations; ours {ours}. The paper gives neither "
+                             "x_hat nor h_0.",
                              value=str(ours))
 
 
@@ -1667,9 +1731,11 @@ def format_figs_6_8(cmp, figs: PolicyFigures, reference_state) -> str:
     for g, opt in figs.optima.items():
         counts = figs.sweeps[g].counts
         paper = cmp.row(figs.figure(g), figs.setting(g), "cost").paper
-        lines.append(f"{figs.figure(g)}: gamma = {g}: cost {opt.cost:.5f}" + (f" (paper {paper})" if paper else "")
-                     + f";\n  RVI iterations from x_hat = {reference_state}: {figs.sweeps[g].count_from(reference_state)}; "
-                     f"over all {counts.size} x_hat: {counts.min()} to {counts.max()}")
+        lines.append(f"{figs.figure(g)}: gamma = {g}: cost {opt.cost:.5f}"
+                     + (f" (paper {paper})" if paper else "")
+                     + f";\n  RVI iterations from x_hat = {reference_state}: "
+                       f"{figs.sweeps[g].count_from(reference_state)}; over all {counts.size} "
+                       f"x_hat: {counts.min()} to {counts.max()}")
     return "\n".join(lines)
 
 
@@ -1694,8 +1760,8 @@ class ConjectureCheck:
     def report(self) -> str:
         """The counts as the notebook prints them."""
         return (f"{self.n_instances} instances: switching curve in {self.n_switching}, monotone "
-                f"switching curve in {self.n_monotone}\n"
-                f"f_0(0) on the {self.n_instances} curves: from {self.f00_min:g} to {self.f00_max:g}")
+                f"switching curve in {self.n_monotone}\nf_0(0) on the {self.n_instances} curves: "
+                f"from {self.f00_min:g} to {self.f00_max:g}")
 
 
 def check_conjecture(mu: float, instances=CONJECTURE_INSTANCES) -> ConjectureCheck:
@@ -1720,13 +1786,18 @@ def record_conjecture(cmp, conjecture: ConjectureCheck) -> None:
     """Record the switching-curve conjecture of Section 3 of [TLNC99]_ and its remark
     ``f_0(0) >= 1`` (:func:`check_conjecture`)."""
     n, c = conjecture.n_instances, conjecture
-    cmp.claim("Sec. 3 text", "grid of lambda, K, gamma, N", "the optimal policy is a monotone switching curve (conjecture)",
+    cmp.claim("Sec. 3 text", "grid of lambda, K, gamma, N",
+              "the optimal policy is a monotone switching curve (conjecture)",
               c.n_monotone == n,
-              f"Holds on all {c.n_monotone} of {n} instances: lambda in {{0.05,0.1,0.2,0.5}}, K in {{2,3,5,10}}, gamma in {{0.2,0.4,1,1.4,2.4,5}}, N in {{1,2,5,10,20}}, mu = 1 (exact optimum by policy iteration; ties within 1e-9 may go either way).")
+              f"Holds on all {c.n_monotone} of {n} instances: lambda in {{0.05,0.1,0.2,0.5}}, K in "
+              f"{{2,3,5,10}}, gamma in {{0.2,0.4,1,1.4,2.4,5}}, N in {{1,2,5,10,20}}, mu = 1 "
+              "(exact optimum by policy iteration; ties within 1e-9 may go either way).")
     # "we must also have f_0(0) >= 1 so that pi*(1,0,0) = 1 as required"
-    cmp.claim("Sec. 3 text", "grid of lambda, K, gamma, N", "f_0(0) >= 1 on the switching curves", bool(c.f00_min >= 1),
-              f"The departure threshold at r = 0 is at least 1 on all {n} instances (min {c.f00_min:g}): "
-              "the forced action 1 at (1,0,0) makes it so, and it agrees with the optimal actions elsewhere.")
+    cmp.claim("Sec. 3 text", "grid of lambda, K, gamma, N", "f_0(0) >= 1 on the switching curves",
+              bool(c.f00_min >= 1),
+              f"The departure threshold at r = 0 is at least 1 on all {n} instances (min "
+              f"{c.f00_min:g}): the forced action 1 at (1,0,0) makes it so, and it agrees with the "
+              "optimal actions elsewhere.")
 
 
 @dataclass(frozen=True)
@@ -1746,7 +1817,8 @@ class CostReadings:
         For ``mu`` in ``0.5, 1, 2``: rows whose ``C_s`` the static optimum of eq. (4) prints
         (:func:`static_costs_matched`).
     rate_brute : int
-        The same with ``mu = 1`` by exhaustive search over ``N`` (:func:`brute_static_costs_matched`).
+        The same with ``mu = 1`` by exhaustive search over ``N``
+        (:func:`brute_static_costs_matched`).
     probability, probability_at_printed_N : dict of float to int
         For ``mu`` in ``1, 0.5``: rows whose ``C_s`` the loss-probability cost of Sec. 6 prints,
         minimised over ``N`` and at the printed ``N_s``.
@@ -1764,10 +1836,11 @@ class CostReadings:
     def report(self) -> str:
         """The counts as the notebook prints them."""
         prob, at_pool = self.probability, self.probability_at_printed_N
-        return (f"Table 1, row lambda=0.01, K=15, printed gamma 1.13 (paper C_s {self.printed_gamma_113}): C_s =\n"
-                f"  {self.cost_gamma_113:.5f} with gamma = 1.13 exactly, {self.cost_gamma_15:.5f} with gamma(15) = 17/15\n"
-                f"printed C_s of Table 1 (of {self.n_rows}) reproduced by the loss-probability cost: "
-                f"{prob[1.0]} (mu = 1), {prob[0.5]} (mu = 0.5);\n  at the printed N_s: {at_pool[1.0]} (mu = 1), "
+        return ("Table 1, row lambda=0.01, K=15, printed gamma 1.13 (paper C_s "
+                f"{self.printed_gamma_113}): C_s =\n  {self.cost_gamma_113:.5f} with gamma = 1.13 "
+                f"exactly, {self.cost_gamma_15:.5f} with gamma(15) = 17/15\nprinted C_s of Table 1 "
+                f"(of {self.n_rows}) reproduced by the loss-probability cost: {prob[1.0]} (mu = "
+                f"1), {prob[0.5]} (mu = 0.5);\n  at the printed N_s: {at_pool[1.0]} (mu = 1), "
                 f"{at_pool[0.5]} (mu = 0.5); by the loss-rate cost (1): {self.rate_brute}")
 
 
@@ -1801,23 +1874,23 @@ def record_cost_readings(cmp, readings: CostReadings) -> None:
         "Sec. 4 text", "Table 1", "mu was fixed and set to 0.5",
         {"mu = 0.5 (a rate, as in the captions' notation)": rate[0.5] == n,
          "mu = 2 (0.5 read as the mean service time)": rate[2.0] == n},
-        f"With mu = 0.5, {rate[0.5]} of {n} printed C_s are reproduced, with mu = 2 "
-        f"{rate[2.0]}; with mu = 1.0 (the captions), "
-        f"{'all' if rate[1.0] == n else rate[1.0]} are (rows below; the rows printed "
-        "gamma = 1.13 read as gamma(15) = 17/15, see above: with 1.13 literally those 3 rows miss). The printed "
-        "gammas (1.4, 1.2, 1.13) are gamma(K) = mu (K + 2)/K with mu = 1, not 0.7, 0.6, 0.567. The text's 0.5 is "
-        "a leftover.")
+        f"With mu = 0.5, {rate[0.5]} of {n} printed C_s are reproduced, with mu = 2 {rate[2.0]}; "
+        f"with mu = 1.0 (the captions), {'all' if rate[1.0] == n else rate[1.0]} are (rows below; "
+        "the rows printed gamma = 1.13 read as gamma(15) = 17/15, see above: with 1.13 literally "
+        "those 3 rows miss). The printed gammas (1.4, 1.2, 1.13) are gamma(K) = mu (K + 2)/K with "
+        "mu = 1, not 0.7, 0.6, 0.567. The text's 0.5 is a leftover.")
     prob, at_pool = readings.probability, readings.probability_at_printed_N
     cmp.claim_by_reading(
-        "Sec. 6 text", "Table 1", "the cost is a weighted sum of the loss probability and the starvation probability",
+        "Sec. 6 text", "Table 1",
+        "the cost is a weighted sum of the loss probability and the starvation probability",
         {"mu = 1 (captions), N minimising the cost": prob[1.0] == n,
          "mu = 0.5 (Sec. 4 text), N minimising the cost": prob[0.5] == n,
          "mu = 1, at the printed N_s": at_pool[1.0] == n,
          "mu = 0.5, at the printed N_s": at_pool[0.5] == n},
-        f"gamma P(X=0) + P(X=K), minimised over N, gives {prob[1.0]} (mu = 1) and {prob[0.5]} (mu = 0.5) of the "
-        f"{n} printed C_s, and at the printed N_s {at_pool[1.0]} and {at_pool[0.5]} (where "
-        "rho = 1 and mu = 1 the loss rate and the loss probability coincide); the loss rate lambda N P(X=K) "
-        f"of eq. (1) gives {readings.rate_brute}.")
+        f"gamma P(X=0) + P(X=K), minimised over N, gives {prob[1.0]} (mu = 1) and {prob[0.5]} (mu "
+        f"= 0.5) of the {n} printed C_s, and at the printed N_s {at_pool[1.0]} and {at_pool[0.5]} "
+        "(where rho = 1 and mu = 1 the loss rate and the loss probability coincide); the loss "
+        f"rate lambda N P(X=K) of eq. (1) gives {readings.rate_brute}.")
 
 
 @dataclass(frozen=True)
@@ -1854,10 +1927,12 @@ class Table1Results:
         """The table as the notebook prints it."""
         star, default = self.star, self.default
         lines = [f"{'':27s} {'':13s} {'exact':>8s} {'RVI':>8s} {'':12s} {'N_iter':>13s}",
-                 f"{'setting':27s} {'C_s':>7s} {'N_s':>4s} {'C_d':>8s} {'x_hat*':>8s} {'N_min':>5s} {'N_bar':>6s} {'default':>7s} {'x_hat*':>6s}"]
+                 f"{'setting':27s} {'C_s':>7s} {'N_s':>4s} {'C_d':>8s} {'x_hat*':>8s} "
+                 f"{'N_min':>5s} {'N_bar':>6s} {'default':>7s} {'x_hat*':>6s}"]
         for s, t in self.rows.items():
-            lines.append(f"{s:27s} {t.static.cost:7.5f} {t.static.N:4d} {t.dynamic.cost:8.6f} {t.rvi[star][1]:8.6f} {t.dynamic.N_min:5d} "
-                         f"{t.dynamic.N_mean:6.2f} {t.rvi[default][0]:7d} {t.rvi[star][0]:6d}")
+            lines.append(f"{s:27s} {t.static.cost:7.5f} {t.static.N:4d} {t.dynamic.cost:8.6f} "
+                         f"{t.rvi[star][1]:8.6f} {t.dynamic.N_min:5d} {t.dynamic.N_mean:6.2f} "
+                         f"{t.rvi[default][0]:7d} {t.rvi[star][0]:6d}")
         return "\n".join(lines)
 
 
@@ -1875,7 +1950,8 @@ def table1_results(settings, mu: float, reference_state, star=None, *, tau: floa
     >>> t1.reference_states, t1.rows["lambda=0.1;K=5;gamma=0.4"].static.N
     (((0, 1, 2), (1, 1, 1)), 7)
     """
-    refs = (tuple(reference_state),) + ((tuple(star),) if star not in (None, tuple(reference_state)) else ())
+    default = tuple(reference_state)
+    refs = (default,) + ((tuple(star),) if star not in (None, default) else ())
     rows = {}
     for s in settings:
         lam, K, g = table_row_parameters(s)
@@ -1891,7 +1967,8 @@ def record_table1(cmp, changed: Mapping, t1: Table1Results) -> None:
     applications of ``T``)."""
     at = functools.partial(with_changed, changed)
     reference_state, star = t1.default, t1.star
-    shown = {x: f"x_hat = {x}" + (" (our default)" if x == reference_state else " (x_hat* of Figs. 6-8)")
+    shown = {x: f"x_hat = {x}"
+             + (" (our default)" if x == reference_state else " (x_hat* of Figs. 6-8)")
              for x in t1.reference_states}
     for s, t in t1.rows.items():
         st, dyn, rvi = t.static, t.dynamic, t.rvi
@@ -1904,9 +1981,11 @@ def record_table1(cmp, changed: Mapping, t1: Table1Results) -> None:
             cmp.claim_by_reading(
                 *key_cd,
                 {"C_d = the exact optimum (23), by policy iteration": False,
-                 **{f"C_d = RVI's estimate T(h)(x_hat), {shown[x]}, h_0 = 0": prints_as(cmp.paper(*key_cd), e) for x, (_, e) in rvi.items()}},
+                 **{f"C_d = RVI's estimate T(h)(x_hat), {shown[x]}, h_0 = 0":
+                        prints_as(cmp.paper(*key_cd), e) for x, (_, e) in rvi.items()}},
                 f"Exact optimum {dyn.cost:.6f}; RVI as printed stops with the estimate "
-                + ", ".join(f"{e:.6f} from x_hat = {x}" for x, (_, e) in rvi.items()) + ". The optimal policy is the same.",
+                + ", ".join(f"{e:.6f} from x_hat = {x}" for x, (_, e) in rvi.items())
+                + ". The optimal policy is the same.",
                 value=f"{dyn.cost:.7f}")
         cmp.number("Table 1", at(s, "mu"), "N_min", dyn.N_min)
         cmp.number("Table 1", at(s, "mu"), "N_bar", dyn.N_mean)
@@ -1916,13 +1995,15 @@ def record_table1(cmp, changed: Mapping, t1: Table1Results) -> None:
             cmp.number(*key_it, it_def)
             continue
         paper_it = int(cmp.paper(*key_it).paper)
-        verdicts = {f"{shown[x]}, h_0 = 0, iterations = updates k": it == paper_it for x, (it, _) in rvi.items()}
+        verdicts = {f"{shown[x]}, h_0 = 0, iterations = updates k": it == paper_it
+                    for x, (it, _) in rvi.items()}
         if star != reference_state:
-            verdicts[f"{shown[star]}, h_0 = 0, iterations = applications of T, the last giving theta (k + 1)"] = \
-                rvi[star][0] + 1 == paper_it
+            verdicts[f"{shown[star]}, h_0 = 0, iterations = applications of T, the last giving "
+                     "theta (k + 1)"] = rvi[star][0] + 1 == paper_it
         cmp.claim_by_reading(*key_it, verdicts,
                              f"RVI as printed (tau = {t1.tau}, pointwise relative rule {t1.tol}): "
-                             + ", ".join(f"{it} updates from x_hat = {x}" for x, (it, _) in rvi.items()) + ".",
+                             + ", ".join(f"{it} updates from x_hat = {x}"
+                                         for x, (it, _) in rvi.items()) + ".",
                              value=str(it_def))
 
 
@@ -1989,9 +2070,10 @@ class Table1Readings:
 
     def report(self) -> str:
         """The counts as the notebook prints them."""
-        return (f"Table 1, {self.n_rows} rows. The printed C_d is\n  the exact optimum in {self.exact} rows,\n"
-                f"  RVI's T(h)(x_hat*) in {self.rvi}, RVI's tau T(h)(x_hat*) (Prop. 4 as printed) in {self.rvi_tau};\n"
-                f"  the printed N_iter is our count from x_hat* plus one in {self.iterations} rows")
+        return (f"Table 1, {self.n_rows} rows. The printed C_d is\n  the exact optimum in "
+                f"{self.exact} rows,\n  RVI's T(h)(x_hat*) in {self.rvi}, RVI's tau T(h)(x_hat*) "
+                f"(Prop. 4 as printed) in {self.rvi_tau};\n  the printed N_iter is our count from "
+                f"x_hat* plus one in {self.iterations} rows")
 
 
 def table1_readings(cmp, t1: Table1Results) -> Table1Readings:
@@ -2006,7 +2088,8 @@ def table1_readings(cmp, t1: Table1Results) -> Table1Readings:
         exact=sum(prints_as(paper(s, "C_d"), t.dynamic.cost) for s, t in rows.items()),
         rvi=sum(prints_as(paper(s, "C_d"), t.rvi[star][1]) for s, t in rows.items()),
         rvi_tau=sum(prints_as(paper(s, "C_d"), t1.tau * t.rvi[star][1]) for s, t in rows.items()),
-        iterations=sum(t.rvi[star][0] + 1 == int(paper(s, "N_iter").paper) for s, t in rows.items()))
+        iterations=sum(t.rvi[star][0] + 1 == int(paper(s, "N_iter").paper)
+                       for s, t in rows.items()))
 
 
 @dataclass(frozen=True)
@@ -2061,19 +2144,24 @@ def table2_results(cmp, mu: float, *, shifted=TABLE2_SHIFTED_ROWS) -> dict:
             paper = {q: float(cmp.paper("Table 2", s, q).paper) for q in ("C_d", "N_bar", "N_max")}
             sweep = pool_search(lam, mu, g, K, range(st.N, opt.N_max + 1), **paper)
         rows[s] = Table2Row(
-            static=st, pools=pools, runs=tuple(_q.robots_dynamic_optimum(lam, mu, g, K, n) for n in pools),
+            static=st, pools=pools,
+            runs=tuple(_q.robots_dynamic_optimum(lam, mu, g, K, n) for n in pools),
             unconstrained=opt, pool_sweep=sweep,
-            n_max=(n_max_readings(lam, mu, g, K, opt, printed_max) if printed_max != opt.N_max else None))
+            n_max=(n_max_readings(lam, mu, g, K, opt, printed_max) if printed_max != opt.N_max
+                   else None))
     return rows
 
 
 def format_table2(cmp, rows: Mapping) -> str:
     """Table 2's ``C_d`` and ``N_max`` under each candidate pool (:func:`table2_results`),
     next to the printed ``C_d``."""
-    lines = [(f"{'':27s} {'paper':>7s} | " + " | ".join(f"{h:^18s}" for h in ("pool = paper N_max", "pool = 2 N_s", "pool = 3 N_s"))).rstrip(),
-             f"{'setting':27s} {'C_d':>7s} | " + " | ".join([f"{'pool':>4s} {'C_d':>7s} {'N_max':>5s}"] * 3)]
+    heads = ("pool = paper N_max", "pool = 2 N_s", "pool = 3 N_s")
+    lines = [(f"{'':27s} {'paper':>7s} | " + " | ".join(f"{h:^18s}" for h in heads)).rstrip(),
+             f"{'setting':27s} {'C_d':>7s} | "
+             + " | ".join([f"{'pool':>4s} {'C_d':>7s} {'N_max':>5s}"] * 3)]
     for s, row in rows.items():
-        cells = " | ".join(f"{n:4d} {d.cost:7.5f} {d.N_max:5d}" for n, d in zip(row.pools, row.runs))
+        cells = " | ".join(f"{n:4d} {d.cost:7.5f} {d.N_max:5d}"
+                           for n, d in zip(row.pools, row.runs))
         lines.append(f"{s:27s} {cmp.paper('Table 2', s, 'C_d').paper:>7s} | {cells}")
     return "\n".join(lines)
 
@@ -2081,14 +2169,16 @@ def format_table2(cmp, rows: Mapping) -> str:
 def format_table2_shifted(cmp, rows: Mapping) -> str:
     """The ``lambda = 0.05``, ``K = 10`` block of Table 2: Table 1's printed ``C_d``, and the
     pools that give the printed ``C_d`` (:attr:`Table2Row.pool_sweep`)."""
-    lines = [f"{s}: Table 1 prints C_d {cmp.paper('Table 1', s, 'C_d').paper} (pool N_s = {row.static.N})"
+    lines = [f"{s}: Table 1 prints C_d {cmp.paper('Table 1', s, 'C_d').paper} (pool N_s = "
+             f"{row.static.N})"
              for s, row in rows.items() if s.startswith("lambda=0.05;K=10;")]
     for s, row in rows.items():
         if row.pool_sweep is not None:
             ps, opt = row.pool_sweep, row.unconstrained
-            lines.append(f"{s}: pools {row.static.N}..{opt.N_max}, C_d from {ps.cost_at_smallest:.5f} down to {opt.cost:.5f};\n"
-                         f"  the printed {float(cmp.paper('Table 2', s, 'C_d').paper):.5f} at pools {ps.at_pools}, "
-                         f"with the printed N_bar and N_max too at {ps.both}")
+            lines.append(f"{s}: pools {row.static.N}..{opt.N_max}, C_d from "
+                         f"{ps.cost_at_smallest:.5f} down to {opt.cost:.5f};\n  the printed "
+                         f"{float(cmp.paper('Table 2', s, 'C_d').paper):.5f} at pools "
+                         f"{ps.at_pools}, with the printed N_bar and N_max too at {ps.both}")
     return "\n".join(lines)
 
 
@@ -2103,14 +2193,20 @@ def record_table2(cmp, changed: Mapping, rows: Mapping) -> None:
         cmp.number("Table 2", at(s, "mu"), "C_s", st.cost)
         cmp.number("Table 2", at(s, "mu"), "N_s", st.N)
         if row.pool_sweep is not None:
-            at_pools, both, pools = row.pool_sweep.at_pools, row.pool_sweep.both, row.pool_sweep.pools
-            sweep_text = (f" No pool from {pools.start} to {pools.stop - 1} gives the printed C_d with the printed N_bar and N_max"
+            sweep = row.pool_sweep
+            at_pools, both, pools = sweep.at_pools, sweep.both, sweep.pools
+            sweep_text = (f" No pool from {pools.start} to {pools.stop - 1} gives the printed C_d "
+                          "with the printed N_bar and N_max"
                           if not both else f" Pools {both} give the printed C_d, N_bar and N_max")
             sweep_text += f" (the printed C_d alone at pools {at_pools})."
         if s == "lambda=0.05;K=10;gamma=1.2":
-            dx = "the printed C_d column of the lambda=0.05, K=10 block is shifted: this row prints 0.12020, our value for gamma=2.4, and the gamma=2.4 row prints 0.20541, Table 1's C_d for that row; our value for gamma=1.2 is not printed anywhere." + sweep_text
+            dx = ("the printed C_d column of the lambda=0.05, K=10 block is shifted: this row "
+                  "prints 0.12020, our value for gamma=2.4, and the gamma=2.4 row prints 0.20541, "
+                  "Table 1's C_d for that row; our value for gamma=1.2 is not printed anywhere."
+                  + sweep_text)
         elif s == "lambda=0.05;K=10;gamma=2.4":
-            dx = "the paper prints 0.20541, Table 1's C_d for this row (pool N_s = 22), not Table 2's; our unconstrained value 0.12020 is printed one row up." + sweep_text
+            dx = ("the paper prints 0.20541, Table 1's C_d for this row (pool N_s = 22), not Table "
+                  "2's; our unconstrained value 0.12020 is printed one row up." + sweep_text)
         else:
             dx = "unexplained"
         cmp.number("Table 2", at(s, "mu"), "C_d", opt.cost, diagnosis=dx)
@@ -2120,21 +2216,30 @@ def record_table2(cmp, changed: Mapping, rows: Mapping) -> None:
         if cmp.has(*key_max) and int(cmp.paper(*key_max).paper) != opt.N_max:
             printed, nm = int(cmp.paper(*key_max).paper), row.n_max
             lam, K, g = table_row_parameters(s)
-            fig7 = (" The Fig. 7 caption is this instance run with that pool: N = 16, cost 0.25924 = this row's C_d."
+            fig7 = (" The Fig. 7 caption is this instance run with that pool: N = 16, cost 0.25924 "
+                    "= this row's C_d."
                     if (lam, K, g, printed) == (0.1, 5, 1.4, 16) else "")
             cmp.claim_by_reading(
                 *key_max,
-                {"N_max = largest r with positive stationary probability (any pool that does not bind)": nm.stationary_max,
-                 f"N_max = the pool N of the run (a pool of {printed} gives the same C_d, N_min, N_bar)": nm.pool_of_run},
-                f"The optimal policy keeps at most {opt.N_max} robots active in steady state; it would activate robot "
-                f"{opt.N_max + 1} only at departures with q in {nm.queues_activating} and r = {opt.N_max}, states of stationary "
-                f"probability 0, so with a pool of {printed} the largest r the policy can reach is the pool.{fig7}",
+                {"N_max = largest r with positive stationary probability (any pool that "
+                 "does not bind)": nm.stationary_max,
+                 f"N_max = the pool N of the run (a pool of {printed} gives the same C_d, "
+                 "N_min, N_bar)": nm.pool_of_run},
+                f"The optimal policy keeps at most {opt.N_max} robots active in steady state; it "
+                f"would activate robot {opt.N_max + 1} only at departures with q in "
+                f"{nm.queues_activating} and r = {opt.N_max}, states of stationary probability 0, "
+                f"so with a pool of {printed} the largest r the policy can reach is the "
+                f"pool.{fig7}",
                 value=str(opt.N_max))
         else:
             cmp.number(*key_max, opt.N_max)
 
-    cmp.new("Table 2", at("all rows", "mu"), "setting that reproduces the table", "pool not binding (N >= N_max)",
-            "C_d, N_min, N_bar agree with pools of the printed N_max, 2N_s (except lambda=0.1, K=15, where 2N_s binds) and 3N_s: the table is the optimum with an unconstrained pool; N_max is the largest number of robots kept active, or the pool of the run (three rows, see their notes).")
+    cmp.new("Table 2", at("all rows", "mu"), "setting that reproduces the table",
+            "pool not binding (N >= N_max)",
+            "C_d, N_min, N_bar agree with pools of the printed N_max, 2N_s (except lambda=0.1, "
+            "K=15, where 2N_s binds) and 3N_s: the table is the optimum with an unconstrained "
+            "pool; N_max is the largest number of robots kept active, or the pool of the run "
+            "(three rows, see their notes).")
 
 
 def record_dynamic_cheaper(cmp, changed: Mapping, t1: Table1Results, t2: Mapping) -> None:
@@ -2142,5 +2247,7 @@ def record_dynamic_cheaper(cmp, changed: Mapping, t1: Table1Results, t2: Mapping
     control, in every row of Tables 1 (:func:`table1_results`) and 2 (:func:`table2_results`)."""
     cheaper = all(t.dynamic.cost <= t.static.cost + 1e-12 for t in t1.rows.values()) and \
         all(row.unconstrained.cost <= t1.rows[s].dynamic.cost + 1e-12 for s, row in t2.items())
-    cmp.claim("Sec. 5 text", with_changed(changed, "Tables 1-2", "mu"), "dynamic control costs less than static control", cheaper,
-              "In every row C_d(pool N_s) <= C_s and C_d(unconstrained) <= C_d(pool N_s): the static policy is one of the dynamic policies, and a larger pool only adds options.")
+    cmp.claim("Sec. 5 text", with_changed(changed, "Tables 1-2", "mu"),
+              "dynamic control costs less than static control", cheaper,
+              "In every row C_d(pool N_s) <= C_s and C_d(unconstrained) <= C_d(pool N_s): the "
+              "static policy is one of the dynamic policies, and a larger pool only adds options.")
