@@ -7,6 +7,7 @@ import pytest
 from whittle_lib import mdp
 from whittle_lib.models import robots as Q
 from whittle_lib.papers import robots_1999 as P
+from whittle_lib.replication import Comparison, load_expected
 
 
 def test_sweep_column_is_relative_value_iteration():
@@ -288,3 +289,144 @@ def test_all_reference_states_is_the_sweep():
     assert swept.count_from((1, 1, 1)) == n
     assert (1, 1, 1) in swept.states_with_count(n)
     assert all(swept.count_from(x) == n for x in swept.states_with_count(n))
+
+
+# ---- The notebook's recordings (issue 14: notebooks narrate). The pure functions behind them on
+# small inputs; the records against rows of the expected table, whose paper values are cited.
+
+def _comparison(*keys):
+    # The rows of data/expected/05_robot_queue.csv whose (item, setting) is among ``keys``.
+    rows = [r for r in load_expected("05_robot_queue") if (r.item, r.setting) in keys]
+    assert rows
+    return Comparison("05_robot_queue", expected=rows)
+
+
+def test_eq4_at_rho_one_and_fig2_curves():
+    assert P.check_eq4_at_rho_one(1.0) and P.check_eq4_at_rho_one(0.5, gammas=(2.0,), buffers=(3,))
+    curves = P.fig2_curves(1.0, 5.7, (5, 20), gammas=np.linspace(0.1, 5.0, 12))
+    assert curves.monotone and list(curves.N) == [5, 20]
+    assert curves.N[20].tolist() == P.optimal_robots(1 / 5.7, 1.0, curves.gammas, 20).tolist()
+
+
+def test_fig3_fig4_curves_are_the_model():
+    curves = P.fig3_fig4_curves(1 / 5.7, 1.0, (0.4, 2.4), K_max=30, n_static=10)
+    assert curves.buffers.tolist() == list(range(2, 31))
+    assert len(curves.rho[0.4]) == 29 and len(curves.N[2.4]) == 10
+    assert curves.rho[2.4][3] == Q.optimal_load(2.4, 5, 1.0)               # K = 5
+    assert curves.N[0.4][3] == Q.robots_static_optimum(1 / 5.7, 1.0, 0.4, 5).N
+    assert curves.N_inf[2.4] == Q.robots_large_K_optimum(1 / 5.7, 1.0, 2.4)
+
+
+def test_transition_law_static_policy_is_eq4():
+    # Invariant: the static policy on the corrected MDP costs exactly eq. (4); (20) as printed
+    # leaves X from q = K when N > K, and not when N <= K.
+    law = P.check_transition_law(0.1, 1.0, 1.4, 3, 4)
+    assert law.static_cost == pytest.approx(law.eq4_cost, rel=1e-10)
+    assert law.queue_after_arrival_printed == 4 > law.K
+    assert P.check_transition_law(0.1, 1.0, 1.4, 5, 3).queue_after_arrival_printed == 3
+    assert "row sums of (19)" in law.report()
+
+
+def test_theta_is_T_h_not_tau_T_h():
+    # Proposition 4 at tau = 0.5: T(h)(x_hat) is the optimum (policy iteration, an independent
+    # algorithm), tau T(h)(x_hat) half of it; 1e-6 relative is far above the 1e-10 span rule.
+    th = P.check_theta(0.1, 1.0, 1.4, 3, 4, (0, 1, 2))
+    assert th.T_h == pytest.approx(th.exact_cost, rel=1e-6)
+    cmp = Comparison("demo", expected=[], paper_settings=False)   # not the paper's: new rows
+    P.record_proposition4(cmp, {"N_policy": 4}, th, {0.5: 30, 1.0: 20})
+    assert [r.status for r in cmp.rows] == ["new", "new"]
+    assert "fails under all 2 readings" in cmp.rows[0].note        # neither reading gives theta
+    assert "the claim holds here" in cmp.rows[1].note               # 30 >= 20 iterations
+
+
+def test_mdp_structure_small_grids():
+    check = P.check_mdp_structure(0.1, 1.0, (1.4, 2.0), 3, 4, lemma4_grid=[(2, 1)],
+                                  proposition3_grid=[(0.5, 2, 0.4, 2)])
+    assert check.lemma4_instances == ((2, 1), (3, 4))
+    assert not check.lemma4.communicating and check.lemma4.communicating_without_entry_free
+    assert check.example.levels == [[1], [2]]
+    assert check.proposition3_instances == 3 and check.proposition3_spread < 1e-9
+    assert len(check.eq25_gaps) == 4 and max(check.eq25_gaps) < 1e-10   # rounding
+    assert check.eq21.max_deviation < 1e-12
+
+
+def test_figs_6_8_records_the_fig7_caption():
+    # Fig. 7 caption: cost 0.25924 and 255 iterations, reproduced from x_hat* = (1, 1, 1) only.
+    setting = "N=16;K=5;lambda=0.1;mu=1.0;gamma=1.4"
+    cmp = _comparison(("Fig. 7", setting))
+    figs = P.policy_figures(0.1, 1.0, (1.4,), 5, 16, tau=0.99999, tol=1e-5)
+    assert figs.setting(1.4) == setting and figs.figure(1.4) == "Fig. 7"
+    found = P.printed_count_matches(cmp, {}, figs)
+    assert found.printed == {1.4: 255} and (1, 1, 1) in found.common and found.star == (1, 1, 1)
+    P.record_figs_6_8(cmp, {}, figs, (0, 1, 2))
+    assert cmp.row("Fig. 7", setting, "cost").status == "reproduced"
+    assert cmp.row("Fig. 7", setting, "iterations").status == "claim-depends"
+    assert "cost 0.25924 (paper 0.25924)" in P.format_figs_6_8(cmp, figs, (0, 1, 2))
+
+
+def test_conjecture_check_counts():
+    check = P.check_conjecture(1.0, [(0.1, 2, 1.4, 2), (0.5, 3, 0.4, 5)])
+    assert check.n_instances == 2 and check.n_monotone <= check.n_switching <= 2
+    assert check.f00_min >= 1
+
+
+def test_cost_readings_count_printed_rows():
+    # Table 1 rows 19 and 8: mu = 1 reproduces both printed C_s (row 8 with gamma(15) = 17/15).
+    cmp = _comparison(("Table 1", "lambda=0.1;K=5;gamma=0.4"), ("Table 1", "lambda=0.01;K=15;gamma=1.13"))
+    readings = P.check_cost_readings(cmp, 1.0)
+    assert readings.n_rows == 2 and readings.rate[1.0] == 2 and readings.rate_brute == 2
+    assert f"{readings.cost_gamma_15:.5f}" == readings.printed_gamma_113 == "0.13333"
+    assert f"{readings.cost_gamma_113:.5f}" == "0.13312"
+
+
+def test_table1_row_19_recorded():
+    # Table 1 row 19 (lambda = 0.1, K = 5, gamma = 0.4): C_s 0.17600, N_s 7, C_d 0.15239 (RVI's
+    # estimate from x_hat*, not the exact optimum 0.152394), N_iter 167 = updates + 1.
+    s = "lambda=0.1;K=5;gamma=0.4"
+    cmp = _comparison(("Table 1", s))
+    t1 = P.table1_results([s], 1.0, (0, 1, 2), (1, 1, 1), tau=0.99999, tol=1e-5)
+    assert t1.default == (0, 1, 2) and t1.star == (1, 1, 1)
+    P.record_table1(cmp, {}, t1)
+    status = {r.quantity: r.status for r in cmp.rows}
+    assert status["C_s"] == status["N_s"] == status["N_min"] == status["N_bar"] == "reproduced"
+    assert status["N_iter"] == "claim-depends"
+    readings = P.table1_readings(cmp, t1)
+    assert (readings.n_rows, readings.rvi, readings.iterations) == (1, 1, 1)
+    spread = P.iteration_spread(t1, s, 1.0)
+    assert spread.counts.size == Q.robots_state_space(5, 7).n_states
+    assert spread.ours == {x: t1.rows[s].rvi[x][0] for x in t1.reference_states}
+    assert spread.counts.min() <= spread.ours[(1, 1, 1)] <= spread.counts.max()
+    assert P.table1_results([s], 1.0, (1, 1, 1), (1, 1, 1), tau=0.99999, tol=1e-5
+                            ).reference_states == ((1, 1, 1),)
+
+
+def test_table2_row_11_recorded():
+    # Table 2 row 11 (lambda = 0.1, K = 5, gamma = 1.4): C_d 0.25924 with an unconstrained pool;
+    # the printed N_max 16 is the pool of the Fig. 7 run (the stationary maximum is 15).
+    s = "lambda=0.1;K=5;gamma=1.4"
+    cmp = _comparison(("Table 2", s), ("Sec. 5 text", "Tables 1-2"))
+    t2 = P.table2_results(cmp, 1.0)
+    row = t2[s]
+    assert row.pools == (16, 20, 30) and row.pool_sweep is None
+    assert row.unconstrained.N_max == 15 and row.n_max.pool_of_run
+    P.record_table2(cmp, {}, t2)
+    assert cmp.row("Table 2", s, "C_d").status == "reproduced"
+    assert cmp.row("Table 2", s, "N_max").status == "claim-depends"
+    assert "Fig. 7 caption" in cmp.row("Table 2", s, "N_max").note
+    assert "setting that reproduces the table" in [r.quantity for r in cmp.rows]
+    assert "0.25924" in P.format_table2(cmp, t2)
+    t1 = P.table1_results([s], 1.0, (0, 1, 2), tau=0.99999, tol=1e-5)
+    P.record_dynamic_cheaper(cmp, {}, t1, t2)
+    assert cmp.row("Sec. 5 text", "Tables 1-2",
+                   "dynamic control costs less than static control").status == "claim-holds"
+
+
+def test_figs_6_8_off_the_paper_setting_are_new_rows():
+    # A run with other parameters: no printed count to match, our count recorded as a new row.
+    figs = P.policy_figures(0.1, 1.0, (1.4,), 3, 4, tau=0.99999, tol=1e-5)
+    cmp = Comparison("demo", expected=[], paper_settings=False)
+    found = P.printed_count_matches(cmp, {"K_policy": 3}, figs)
+    assert found.printed == {} and found.star is None
+    P.record_figs_6_8(cmp, {"K_policy": 3}, figs, (0, 1, 2))
+    assert [(r.quantity, r.status) for r in cmp.rows] == [("cost", "new"), ("iterations", "new")]
+    assert "(paper" not in P.format_figs_6_8(cmp, figs, (0, 1, 2))
