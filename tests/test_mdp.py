@@ -224,14 +224,11 @@ def test_bad_arguments_raise_value_errors_that_name_them(call, message):
         call(_random_mdp(3, 2, 0))
 
 
-def test_communicating_classes_match_the_robots_paper_check_and_a_path_search():
+def test_communicating_classes_are_the_classes_of_mutual_reachability():
     from whittle_lib.models import robots
-    from whittle_lib.papers import robots_1999
     for K, N in ((2, 1), (3, 2), (4, 3)):
         model, _ = robots.robots_mdp(0.1, 1.0, 1.4, K, N)
         classes = mdp.communicating_classes(model)
-        assert [c.tolist() for c in classes] == [c.tolist() for c in
-                                                 robots_1999.strong_components(model)]
         # by definition: x and y communicate iff each reaches the other
         reach = sum(P.toarray() * model.allowed[a][:, None]
                     for a, P in enumerate(model.transitions)) > 0

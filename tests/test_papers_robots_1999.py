@@ -49,8 +49,8 @@ def test_lemma4_fails_only_at_unreachable_states(K, N):
     # The states (q, N, 2), q >= 1, cannot be entered (fictitious probability
     # lam (N - r) + mu 1(q = 0) = 0 there); without them the MDP is communicating.
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, K, N)
-    comps = P.strong_components(model)
-    assert not P.is_communicating(model)
+    comps = mdp.communicating_classes(model)
+    assert not mdp.is_communicating(model)
     assert len(comps) == 1 + K
     singles = sorted((int(space.q[c[0]]), int(space.r[c[0]]), int(space.s[c[0]]))
                      for c in comps[1:])

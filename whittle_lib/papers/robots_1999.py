@@ -8,8 +8,9 @@ verdict, and the computations that decide whether a verdict survives every readi
 - :func:`rvi_reference_sweep`: Proposition 4 as the paper ran it, for many reference states
   ``x_hat`` at once, two initial values ``h_0`` and two readings of the stopping rule (the paper
   gives neither ``x_hat`` nor ``h_0``, and its rule divides by ``h_k(x_hat) = 0``);
-- :func:`strong_components`, :func:`paper_multichain_example_classes`, :func:`gain_spread`:
-  Lemma 4, the example of Section 3 and Proposition 3;
+- :func:`check_lemma4` (by :func:`whittle_lib.mdp.communicating_classes`),
+  :func:`paper_multichain_example_classes`, :func:`gain_spread`: Lemma 4, the example of
+  Section 3 and Proposition 3;
 - :func:`time_average_rates`: the starvation probability and the loss rate of a policy from
   the continuous-time chain, the right-hand side of eq. (25), against the per-epoch averages;
 - :func:`eq16_exact`: eq. (16) in exact rational arithmetic, for the ties;
@@ -36,7 +37,6 @@ from fractions import Fraction
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse import csgraph
 
 from .. import mdp as _mdp
 from ..models import robots as _q
@@ -47,8 +47,6 @@ __all__ = [
     "STOPPING_READINGS",
     "RVISweep",
     "rvi_reference_sweep",
-    "strong_components",
-    "is_communicating",
     "paper_multichain_example_classes",
     "gain_spread",
     "TimeAverageRates",
@@ -265,40 +263,6 @@ def rvi_reference_sweep(model: _mdp.FiniteMDP, reference_states, *, tau: float =
         raise RuntimeError(f"relative value iteration did not stop within {max_iter} "
                            f"iterations for {active.size} reference states")
     return RVISweep(reference_states=refs, h0=h0, iterations=iters, estimate=est, policy=pol)
-
-
-def strong_components(model: _mdp.FiniteMDP) -> list[np.ndarray]:
-    """The communicating classes of an MDP: strong components of its accessibility graph.
-
-    The graph has an edge ``x -> y`` whenever ``p_{xy}(a) > 0`` for some allowed ``a`` (the
-    randomised policy that uses every allowed action has exactly these edges), so ``y`` is
-    accessible from ``x`` under some stationary policy iff the graph has a path ``x -> y``.
-    The MDP is communicating (Appendix A of [TLNC99]_; [P94]_, Sec. 8.3.1) iff there is one
-    component. Components are returned largest first.
-
-    Examples
-    --------
-    Lemma 4 on ``K = 2``, ``N = 1``: besides one class, the two states ``(q, N, 2)``, ``q >= 1``,
-    which no transition enters.
-
-    >>> from whittle_lib.models import robots
-    >>> model, space = robots.robots_mdp(0.1, 1.0, 1.4, 2, 1)
-    >>> [(int(space.q[c[0]]), int(space.r[c[0]]), int(space.s[c[0]]))
-    ...  for c in strong_components(model)[1:]]
-    [(1, 1, 2), (2, 1, 2)]
-    """
-    n = model.n_states
-    union = sparse.csr_array((n, n))
-    for a, P in enumerate(model.transitions):
-        union = union + sparse.diags_array(model.allowed[a].astype(float)) @ P
-    n_comp, label = csgraph.connected_components(union, directed=True, connection="strong")
-    comps = [np.flatnonzero(label == c) for c in range(n_comp)]
-    return sorted(comps, key=lambda c: (-c.size, int(c[0])))
-
-
-def is_communicating(model: _mdp.FiniteMDP) -> bool:
-    """Whether the MDP is communicating: one strong component (:func:`strong_components`)."""
-    return len(strong_components(model)) == 1
 
 
 def paper_multichain_example_classes(lam: float, mu: float, gamma: float, K: int
@@ -855,12 +819,23 @@ class Lemma4Check:
 
 def check_lemma4(lam: float, mu: float, gamma: float, instances) -> Lemma4Check:
     """Lemma 4 of [TLNC99]_ ("the MDP is communicating") on each ``(K, N)`` of ``instances``,
-    by the strong components of the accessibility graph (:func:`strong_components`)."""
+    by the communicating classes of the accessibility graph
+    (:func:`whittle_lib.mdp.communicating_classes`; [P94]_, Sec. 8.3.1).
+
+    Examples
+    --------
+    ``K = 2``, ``N = 1``: besides one class, the two states ``(q, N, 2)``, ``q >= 1``, which no
+    transition enters.
+
+    >>> check = check_lemma4(0.1, 1.0, 1.4, [(2, 1)])
+    >>> check.communicating, check.communicating_without_entry_free, check.outside[(2, 1)]
+    (False, True, [(1, 1, 2), (2, 1, 2)])
+    """
     literal = trimmed = True
     n_classes, largest, outside = {}, {}, {}
     for K, N in instances:
         model, space = _q.robots_mdp(lam, mu, gamma, K, N)
-        comps = strong_components(model)
+        comps = _mdp.communicating_classes(model)
         out = sorted(state_tuple(space, c[0]) for c in comps[1:])
         literal &= len(comps) == 1
         trimmed &= all(c.size == 1 for c in comps[1:]) and out == [(q, N, 2) for q in range(1, K + 1)]
