@@ -115,3 +115,145 @@ def test_run_jobs_warns_once_in_the_caller_about_runs_that_stopped():
         out = paper.run_jobs(crawling.table_one(), [(broken, 1), (LSPESettings(n_steps=50), 1)],
                              max_workers=1)
     assert out[0].broke_down and not out[1].broke_down
+
+
+# --- the notebook's experiments, moved here: small inputs, or the values the notebook prints ---
+
+
+def test_the_printed_sherman_morrison_factors_fail_and_the_corrected_ones_invert():
+    chk = paper.sherman_morrison_check(0.5)
+    printed = list(chk.printed.values())
+    # the notebook prints 1.97e-02 (step 1/(n+1)) and 2.19e+00 (b(n), c = 0.5); the errors are
+    # far from rounding, so two significant digits are machine-independent
+    assert f"{printed[0]:.2e}" == "1.97e-02"
+    assert f"{printed[1]:.2e}" == "2.19e+00"
+    # invariant: the corrected update inverts B(n) up to rounding (49 rank-one updates of a 5x5)
+    assert chk.corrected < 1e-14 and chk.corrected_text == "below 1e-14 (rounding)"
+    assert list(chk.printed)[1] == "step b(n) of the Sec. IV example (c = 0.5)"
+    with pytest.raises(ValueError, match="step_constant"):
+        paper.sherman_morrison_check(1.0)
+
+
+def test_the_printed_a_term_subtracts_a_row_from_a_matrix():
+    assert paper.printed_a_term_shapes(3) == ((3, 3), (1, 3))
+
+
+class _Cmp:
+    """Records the calls a recording function makes (a stand-in for Comparison)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, kind):
+        return lambda *args, **kw: self.calls.append((kind, args, kw))
+
+
+def test_simulate_whittle_is_the_policy_simulation_and_is_recorded_with_the_references():
+    model = crawling.table_one()
+    ws = paper.simulate_whittle(model, 200, 3, rng=7)
+    # the same stream through the policy simulator directly: the same mean
+    from whittle_lib.models import crawling_policies as policies
+    direct = policies.simulate(model, policies.WhittleRule(model), 1, 200, stochastic=True,
+                               replications=3, rng=np.random.default_rng(7))
+    assert ws.mean == pytest.approx(float(np.mean(direct.average_reward)), rel=1e-12)
+    assert (ws.replications, ws.n_steps) == (3, 200) and "±" in str(ws)
+    cmp = _Cmp()
+    ref = paper.reference_rewards(model)
+    assert ref.period == 2        # the Whittle policy alternates sources 1 and 2
+    paper.record_reference_rewards(cmp, ref, ws)
+    assert [c[0] for c in cmp.calls] == ["new"] * 5
+    assert cmp.calls[-1][1][3] == str(ws)
+    paper.record_whittle_283(cmp, ref, ref, ws, ws)
+    assert [c[0] for c in cmp.calls[5:]] == ["claim_by_reading"] * 2
+
+
+def _short(**kw):
+    return LSPESettings(n_steps=80, record_every=10, **kw)
+
+
+def test_reading_runs_name_and_split_the_groups_and_judge_readings_counts_them():
+    model = crawling.table_one()
+    with pytest.warns(RuntimeWarning, match="2 of 8 LSPE runs stopped early"):
+        groups = paper.reading_runs(model, _short(), [1, 2, 3, 4], [5, 6, 7, 8],
+                                    [("feature_scale", 1.0), ("step_constant", 0.9)], max_workers=1)
+    names = list(groups)
+    assert names[:2] == [r.name for r in paper.LEARNING_READINGS[2:]]
+    assert names[2:] == ["literal, arrivals, feature_scale=1, 40 steps",
+                         "literal, arrivals, step_constant=0.9, 40 steps"]
+    assert [len(g) for g in groups.values()] == [2, 2, 2, 2]
+    assert groups[names[1]][0].settings.dynamics == "deterministic"
+    assert groups[names[3]][0].settings.n_steps == 40
+    # feature_scale=1 breaks down at once (the literal unit): listed, not judged
+    judged = paper.judge_readings(groups, band=(100.0, 200.0))
+    assert names[2] in judged.broken and names[2] not in judged.one_arm
+    assert set(judged.one_arm) == set(names) - {names[2]}
+    table = judged.table().splitlines()
+    assert len(table) == 1 + len(names) and "every run broke down" in table[3]
+    with pytest.raises(ValueError, match="reading_seeds"):
+        paper.reading_runs(model, _short(), [1, 2, 3], [], [])
+
+
+def test_summarise_runs_and_the_single_run_claims_are_recorded():
+    model = crawling.table_one()
+    runs = paper.run_jobs(model, [(_short(), s) for s in (1, 2, 3)], max_workers=1)
+    summary = paper.summarise_runs(runs, model)
+    assert len(summary) == 3
+    assert summary.active[0] == pytest.approx(np.mean([r.average_active() for r in runs]))
+    assert 0.0 <= summary.at_bound <= 1.0
+    cmp = _Cmp()
+    paper.record_sampled_runs(cmp, summary)
+    assert [c[0] for c in cmp.calls] == ["new", "new"]
+    lit = paper.LEARNING_READINGS[2].name
+    judged = paper.judge_readings({paper.LEARNING_READINGS[0].name: runs, lit: runs}, band=(0.0, 1e9))
+    paper.record_single_run_claims(cmp, judged, summary)
+    assert [c[0] for c in cmp.calls[2:]] == ["claim_by_reading"] * 2
+    assert cmp.calls[-1][2]["value"] == "3/3; 3/3"       # every reward lies in (0, 1e9)
+    with pytest.warns(RuntimeWarning, match="stopped early"):
+        broken = paper.run_jobs(model, [(_short(feature_scale=1.0), 1)], max_workers=1)
+    with pytest.raises(ValueError, match="stopped early"):
+        paper.summarise_runs(broken, model)
+
+
+def test_kappa_study_reuses_the_main_runs_and_separates_only_beyond_the_intervals():
+    model = crawling.table_one()
+    settings = _short(kappa=2.0)
+    reuse = paper.run_jobs(model, [(settings, s) for s in (1, 2)], max_workers=1)
+    study = paper.kappa_study(model, settings, [0.5, 2.0], [3, 4, 5, 6], reuse=reuse,
+                              max_workers=1)
+    assert study.kappas == (0.5, 2.0) and study.replications == 2
+    # kappa = 2 is the reused runs, not fresh ones on seeds 5, 6
+    assert study.active[1, 0] == pytest.approx(np.mean([r.average_active() for r in reuse]))
+    fresh = paper.run_jobs(model, [(LSPESettings(n_steps=80, record_every=10, kappa=0.5), s)
+                                   for s in (3, 4)], max_workers=1)
+    assert study.reward[0, 0] == pytest.approx(np.mean([r.average_reward() for r in fresh]))
+    assert len(study.table().splitlines()) == 3
+    # separated: means 1 and 3 with half-widths 0.5 each; not: half-widths 1.5
+    apart = np.array([[1.0, 0.5], [3.0, 0.5]])
+    close = np.array([[1.0, 1.5], [3.0, 1.5]])
+    assert paper.KappaStudy((1.0, 2.0), 2, apart, apart, apart).controls
+    assert not paper.KappaStudy((1.0, 2.0), 2, apart, close, apart).controls
+    cmp = _Cmp()
+    paper.record_kappa_claim(cmp, study)
+    assert cmp.calls[0][0] == "claim"
+    with pytest.raises(ValueError, match="seeds"):
+        paper.kappa_study(model, settings, [0.5, 2.0], [1, 2, 3], reuse=reuse)
+
+
+def test_numerical_fixes_switch_off_one_fix_each_on_the_same_seed():
+    model = crawling.table_one()
+    settings = _short()
+    base = paper.run_jobs(model, [(settings, 1)], max_workers=1)[0]
+    fixes = paper.numerical_fixes(model, settings, 1, base, max_workers=1)
+    assert list(fixes.runs) == ["both fixes", "no projection", "no Tikhonov"]
+    assert not fixes.runs["no projection"].settings.project
+    assert not fixes.runs["no Tikhonov"].settings.regularise
+    # the literal unit breaks down at its first step (the stated criterion)
+    assert fixes.literal_scale.broke_down and fixes.literal_scale.breakdown_at == 0
+    assert fixes.recorded_steps == len(fixes.runs["no projection"].steps)
+    assert 0 <= fixes.overflow_steps <= fixes.recorded_steps and 0.0 <= fixes.outside <= 1.0
+    assert "literal feature scale: stopped at step 0" in fixes.table()
+    cmp = _Cmp()
+    paper.record_numerical_fixes(cmp, fixes)
+    assert [c[0] for c in cmp.calls] == ["claim", "claim"]
+    with pytest.raises(ValueError, match="base"):
+        paper.numerical_fixes(model, _short(kappa=4.0), 1, base, max_workers=1)
