@@ -32,10 +32,7 @@ K. Avrachenkov, V. Borkar, "Whittle Index Policy for Crawling Ephemeral Content"
 from __future__ import annotations
 
 import math
-import multiprocessing
-import os
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from types import MappingProxyType
@@ -46,7 +43,7 @@ from ..models import crawling, crawling_policies as policies
 from ..learning.lspe import (LSPEResult, LSPESettings, run_lspe, running_average,
                              sherman_morrison_average, step_sizes)
 from ..replication import confidence_interval as _mean_ci, format_estimate as _est
-from ..stats import share_interval
+from ..stats import run_tasks, share_interval
 
 __all__ = [
     "PRINTED",
@@ -372,17 +369,7 @@ def run_jobs(model: crawling.CrawlingModel, jobs, *, max_workers: int | None = N
     for settings, _ in jobs:
         if not isinstance(settings, LSPESettings):
             raise ValueError(f"jobs must hold LSPESettings, got {type(settings).__name__}")
-    if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) != max_workers
-                                    or max_workers < 1):
-        raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
-    workers = min(len(jobs), max_workers or os.cpu_count() or 1)
-    if workers <= 1:
-        results = [_run_job(model, job) for job in jobs]
-    else:
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            results = list(pool.map(partial(_run_job, model), jobs))
+    results = run_tasks([partial(_run_job, model, job) for job in jobs], max_workers=max_workers)
     stopped = [k for k, r in enumerate(results) if r.stopped_at is not None]
     if stopped:
         warnings.warn(f"{len(stopped)} of {len(results)} LSPE runs stopped early (jobs {stopped}; "
