@@ -19,6 +19,15 @@ left open and the computations that decide whether a verdict against it survives
 * **The learned indices.** :func:`learning_sweep_replication` runs the learning scheme and
   Table II's evaluation for a grid of index steps ``a0`` and projection fractions ``p`` (one
   independent replication per call, for :func:`whittle_lib.stats.replicate`).
+* **The notebook's verdicts.** Each section of notebook ``03_rl_index_learning`` calls a pure
+  function that computes what its verdict rests on (a frozen result with a ``table()`` for the
+  notebook to print) and a ``record_*`` function that writes the verdict, with its evidence,
+  into the :class:`~whittle_lib.replication.Comparison`: Table I's setting
+  (:func:`table_one_settings`), the printed index of Sec. IV-A (:func:`printed_index_check`),
+  Figs. 1-2 (:func:`projection_counts`, :func:`weight_convergence`,
+  :func:`projection_order`), the stochastic model's index (:func:`compare_indices`), Table II
+  (:func:`simulate_table_two`, :func:`greedy_comparison`, :func:`learned_row_readings`) and
+  the claims after it (:func:`table_two_claims`, :func:`subsidy_at_state`).
 
 References
 ----------
