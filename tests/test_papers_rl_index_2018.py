@@ -107,14 +107,6 @@ def test_evaluation_on_common_arrivals_is_simulate_for_one_slot():
     assert two[0] == two[1]                               # identical policies, same arrivals
 
 
-def test_run_calls_gives_the_same_results_in_process_and_in_a_pool():
-    calls = [partial(C.sample_new_utility, MODEL, 3, rng=s) for s in (1, 2, 3)]
-    here = B.run_calls(calls, max_workers=1)
-    pool = B.run_calls(calls, max_workers=2)
-    for a, b in zip(here, pool):
-        np.testing.assert_array_equal(a, b)
-
-
 def test_sweep_config_validates():
     with pytest.raises(ValueError, match="a0s"):
         B.SweepConfig(MODEL, a0s=(0.0,))

@@ -31,7 +31,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Iterable, Mapping
 
-import numpy as np
 
 from . import stats as _stats
 

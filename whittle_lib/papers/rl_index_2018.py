@@ -41,9 +41,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -52,9 +49,10 @@ import numpy as np
 from ..models import crawling, crawling_policies as policies
 from ..models.crawling import CrawlingModel
 from ..replication import confidence_interval, format_estimate
-from .crawling_2015 import index_2018
+from ..stats import run_tasks
 from ..learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                        learn_whittle_index)
+from .crawling_2015 import index_2018
 
 __all__ = [
     "index_2018",  # the printed form, kept with the 2015 forms in crawling_2015
@@ -71,7 +69,6 @@ __all__ = [
     "one_run_tolerance",
     "StochasticIndex",
     "stochastic_whittle_index",
-    "run_calls",
     "SweepConfig",
     "evaluate_on_common_arrivals",
     "SweepReplication",
@@ -600,32 +597,6 @@ def learning_sweep_replication(config: SweepConfig, *, rng) -> SweepReplication:
 
 
 # -- independent computations on both cores ---------------------------------------------------------
-
-def _run(call):
-    return call()
-
-
-def run_calls(calls, *, max_workers: int | None = None) -> list:
-    """Run independent zero-argument calls (``functools.partial`` objects that carry their
-    own seeds) on a local process pool and return their results in order.
-
-    Each call owns its random stream, so the results are those of ``[c() for c in calls]``
-    whatever the number of workers (the contract of :func:`whittle_lib.stats.replicate`, for
-    calls that differ in more than their seed: the two learning variants, the policies of
-    Table II). ``max_workers=1`` runs them in this process.
-    """
-    calls = list(calls)
-    if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) != max_workers
-                                    or max_workers < 1):
-        raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
-    workers = min(len(calls), max_workers or os.cpu_count() or 1)
-    if workers <= 1:
-        return [c() for c in calls]
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_run, calls))
-
 
 # -- the notebook's main run and the paper's Table II ----------------------------------------------
 
@@ -1236,7 +1207,7 @@ def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, 
     """Simulate Table II (Sec. IV-B): each policy crawls the ``M`` sources of highest priority
     for ``n_periods`` periods on the stochastic model, ``replications`` times, all policies on
     the same arrivals (every run starts a generator from ``seed``); on both cores
-    (:func:`run_calls`, with ``max_workers``).
+    (:func:`whittle_lib.stats.run_tasks`, with ``max_workers``).
 
     ``learned`` and ``learned_state`` are the main run and its rerun with the subsidy at the
     state (:func:`~whittle_lib.learning.learn_whittle_index`, batch ``(2, R, N)``: with and
@@ -1264,7 +1235,8 @@ def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, 
         jobs[_STATE_READINGS, M] = partial(
             evaluate_on_common_arrivals, model, StatePriorityRule(np.stack([np.ones(4), 1 / model.mu])),
             M, n_periods, slots=2, base_law=base_law, rng=np.random.default_rng(seed))
-    runs = {key: getattr(out, "average_reward", out) for key, out in zip(jobs, run_calls(jobs.values(), max_workers=max_workers))}
+    done = run_tasks(list(jobs.values()), max_workers=max_workers)
+    runs = {key: getattr(out, "average_reward", out) for key, out in zip(jobs, done)}
     return TableTwo(runs, int(replications), int(n_periods))
 
 
