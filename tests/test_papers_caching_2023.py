@@ -392,7 +392,9 @@ def test_repair_readings_are_repair_reading_under_each_reading():
     got = rr.readings["R3 (r_1 = 1, C' >= 0)"]
     assert [(x.content_no, x.repair.feasible) for x in got] == [(x.content_no, x.repair.feasible) for x in ref]
     n_rows = sum(len(r) for r in rr.readings.values())
-    assert rr.table().count("\n") == 2 * len(rr.readings) + n_rows - 1   # name, header, a line a row
+    # the note, then per reading its name, the header and a line a row
+    assert rr.table().count("\n") == 2 * len(rr.readings) + n_rows
+    assert rr.table().startswith("only contents violating Assumption 3 are listed")
     rec = _Recorder()
     P.record_sec4(rec, rr)
     assert [a[2] for _, a in rec.calls] == [
@@ -407,9 +409,10 @@ def test_index_figures_at_the_notebook_defaults():
                            np.arange(10.0), 2.0, fetch_costs_fig2=(1.0, 3.0),
                            discounts_fig3=(0.5, 0.9), fetch_cost_fig3=1.0, discount=0.9)
     assert figs.increasing
-    assert figs.changes() == ("largest change of W(., 0) and of W(., 1):\n"
-                              "  Fig. 2, d = 1 vs 3: 0.316 and 0.356\n"
-                              "  Fig. 3, beta = 0.5 vs 0.9: 0.400 and 0.365")
+    assert figs.changes().splitlines()[1:] == [
+        "  Fig. 2, d = 1 vs 3                      0.316    0.356                  0.577",
+        "  Fig. 3, beta = 0.5 vs 0.9               0.400    0.365                  0.591",
+        "W(r, 0) lower at every r for the larger d: yes; higher for the larger beta: no (r = 2)"]
     np.testing.assert_array_equal(figs.fig4[0][0], P.index_table(P.chain_content(
         (0.3, 0.1, 0.4, 0.05), 1.0, np.arange(10.0), 2.0 * np.sqrt(np.arange(10.0))), 0.9)[0])
 
@@ -460,6 +463,10 @@ def test_fig7_check_beyond_the_bound_and_its_row():
     (kind, args), = rec.calls
     assert kind == "claim" and args[1] == "K=5;d=1;beta=0.9;eps=0.2" and args[3]
     assert "over 41 penalties in [-5, 15] without shrinking" in args[4]
+    text = f.report()
+    assert "from 0 to 10 of 10 states" in text
+    assert text.endswith("without shrinking: yes\nengine's verdict (exact indices and "
+                         "indexability test): indexable = yes")
 
 
 def test_record_theorem51_rows_and_the_printed_example():

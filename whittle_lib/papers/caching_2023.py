@@ -1329,8 +1329,8 @@ class Theorem3Checks:
             f"indexable {a2.indexable}/{a2.n}",
             f"(b) level-dependent chains (ours): {self.n_random} accepted of {self.tried_b} drawn; "
             f"{b.n} checks",
-            f"    threshold: {b.threshold}/{b.n};  indexable: {b.indexable}/{b.n};  with Lemma 2's "
-            f"condition: {b.lemma2.sum()}/{b.n}",
+            f"    threshold: {b.threshold}/{b.n};  indexable: {b.indexable}/{b.n};  checks whose "
+            f"chain meets Lemma 2's condition: {b.lemma2.sum()}/{b.n}",
             f"(c) level-dependent chains with Lemma 2's condition (ours): {self.n_random} accepted "
             f"of {self.tried_c} drawn",
             f"    threshold: {c.threshold}/{c.n};  indexable: {c.indexable}/{c.n}"])
@@ -1444,8 +1444,11 @@ class RepairReadings:
     n_contents: int
 
     def table(self) -> str:
-        """Each reading's name and :func:`repair_table`."""
-        return "\n".join(f"{name}\n" + repair_table(rows) for name, rows in self.readings.items())
+        """A note that only the contents violating Assumption 3 are listed, then each
+        reading's name and :func:`repair_table`."""
+        return "\n".join(["only contents violating Assumption 3 are listed: the others need no "
+                          "change"] + [f"{name}\n" + repair_table(rows)
+                                       for name, rows in self.readings.items()])
 
 
 def repair_readings(weights, chains, levels, exponents, *, first_level: float,
@@ -1566,13 +1569,25 @@ class IndexFigures:
         return all(np.all(np.diff(W, axis=1) > 0) for W, _ in pairs) and all(ok for _, ok in pairs)
 
     def changes(self) -> str:
-        """The largest change of ``W(., 0)`` and of ``W(., 1)`` between the two curves of
-        Figs. 2 and 3 (:class:`IndexShift`)."""
-        ch2, ch3 = (IndexShift(f[0][0], f[1][0], True).largest_change for f in (self.fig2, self.fig3))
+        """Between the two curves of Figs. 2 and 3 (:class:`IndexShift`): the largest change of
+        ``W(., 0)`` and of ``W(., 1)``, 10 % of the largest ``|W(r, 1)|`` (the bound of the
+        "10 %" criterion, :func:`varies_little`), and the levels ``r`` where ``W(r, 0)`` does
+        not move the way the paper states (lower for the larger ``d``, higher for the larger
+        ``beta``)."""
+        s2, s3 = (IndexShift(f[0][0], f[1][0], True) for f in (self.fig2, self.fig3))
         d, b = self.fetch_costs_fig2, self.discounts_fig3
-        return (f"largest change of W(., 0) and of W(., 1):\n  Fig. 2, d = {d[0]:g} vs {d[1]:g}: "
-                f"{ch2[0]:.3f} and {ch2[1]:.3f}\n  Fig. 3, beta = {b[0]:g} vs {b[1]:g}: "
-                f"{ch3[0]:.3f} and {ch3[1]:.3f}")
+        lines = [f"{'largest change between the two curves':38s}{'W(., 0)':>9s}{'W(., 1)':>9s}"
+                 f"{'10 % of max |W(., 1)|':>23s}"]
+        for label, s in ((f"Fig. 2, d = {d[0]:g} vs {d[1]:g}", s2),
+                         (f"Fig. 3, beta = {b[0]:g} vs {b[1]:g}", s3)):
+            ch = s.largest_change
+            lines.append(f"{'  ' + label:38s}{ch[0]:9.3f}{ch[1]:9.3f}"
+                         f"{0.1 * np.abs(s.before[1]).max():23.3f}")
+        wrong = lambda bad: "yes" if not bad.any() else "no (r = " + ", ".join(
+            f"{r:g}" for r in np.flatnonzero(bad)) + ")"
+        lines.append(f"W(r, 0) lower at every r for the larger d: {wrong(s2.change[0] >= 0)}; "
+                     f"higher for the larger beta: {wrong(s3.change[0] <= 0)}")
+        return "\n".join(lines)
 
 
 def index_figures(base_chain, rise_chain, fall_chain, levels, cost_scale: float, *,
@@ -1789,6 +1804,20 @@ class Fig7Check:
     passive: np.ndarray
     monotone: bool
     engine: bool
+
+    def report(self) -> str:
+        """The bound, the passive-set sizes met over the penalty grid, whether they grow
+        without shrinking, and the engine's verdict: the two halves of :func:`record_fig7`."""
+        yes = lambda ok: "yes" if ok else "no"
+        rel = ">" if self.eps > self.bound else "<="
+        return (f"eps = {self.eps:.3f} {rel} (1-beta)/beta = {self.bound:.4f} at beta = "
+                f"{self.discount}\npassive set over {len(self.lams)} penalties in "
+                f"[{self.lams[0]:g}, {self.lams[-1]:g}]: from {int(self.passive[0])} to "
+                f"{int(self.passive[-1])} of {2 * self.content.n_levels} states, "
+                f"{len(np.unique(self.passive))} sizes met\n"
+                f"  grows from empty to all states without shrinking: {yes(self.monotone)}\n"
+                f"engine's verdict (exact indices and indexability test): indexable = "
+                f"{yes(self.engine)}")
 
 
 def fig7_check(content: CachingContent, discount: float, lams) -> Fig7Check:
