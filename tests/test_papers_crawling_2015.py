@@ -231,6 +231,8 @@ def test_readings_254_none_gives_both_numbers():
     assert "  x(0) = 0 (empty)         260.3899; t = 61" in report
     assert "80 of 80 horizons; horizons giving both numbers: none" in report
     assert "both numbers at t = 27" in report
+    # from x(0) = u the running average steps over the band without landing in it
+    assert "(steps over it from 254.01 at t = 14 to 255.02 at t = 15)" in report
     assert report.splitlines()[-1] == "readings of the 2015 index giving both numbers: none"
     assert max(len(line) for line in report.splitlines()) <= 100
     with pytest.raises(ValueError, match="horizon"):

@@ -686,6 +686,13 @@ class Readings254:
                  f"  running average over [0, t) is within {self.tolerance} of {self.target}"]
         for label, hits in self.crossing.items():
             lines.append(f"  {label:<24} {self.long_run[label]:.4f}; t = {ts(hits)}")
+            running = self.running[label]
+            side = np.sign(running - self.target)
+            jumps = np.flatnonzero(side[:-1] * side[1:] < 0)
+            if not hits and jumps.size:
+                t = int(jumps[0]) + 1
+                lines.append(f"  {'':<24} (steps over it from {running[t - 1]:.2f} at t = {t} to "
+                             f"{running[t]:.2f} at t = {t + 1})")
             if label == "x(0) = 0 (empty)" and hits:
                 lines.append(f"  {'':<24} (there crawling only source 1 averages "
                              f"{', '.join(f'{g:.2f}' for g in self.greedy_at_hit)})")
