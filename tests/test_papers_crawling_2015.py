@@ -202,6 +202,7 @@ def test_check_index_forms_on_few_states():
     assert np.all(check.printed_above == 0)
     np.testing.assert_allclose(check.robust_above, check.above, rtol=1e-12)
     assert "states wrong (of 24)" in check.report()
+    assert "Remark with the exact ceiling" in check.report()   # the form of the recorded verdict
     # the 2018 form fails under every reading of zeta (it adds u alpha^zeta > 0)
     readings = check.readings_2018()
     assert len(readings) == 3 and not any(readings.values())
@@ -225,6 +226,15 @@ def test_readings_254_none_gives_both_numbers():
     assert r.hits_179["x(0) = u (just crawled)"].size == 80     # u_1 every period
     assert all(len(v) == 80 for v in r.running.values())
     assert "254.66" in r.diagnosis(260.39, 260.39, 179.79)
+    # the report labels each reading and names the counter-reading that gives both numbers
+    report = r.report()
+    assert "  x(0) = 0 (empty)         260.3899; t = 61" in report
+    assert "80 of 80 horizons; horizons giving both numbers: none" in report
+    assert "both numbers at t = 27" in report
+    # from x(0) = u the running average steps over the band without landing in it
+    assert "(steps over it from 254.01 at t = 14 to 255.02 at t = 15)" in report
+    assert report.splitlines()[-1] == "readings of the 2015 index giving both numbers: none"
+    assert max(len(line) for line in report.splitlines()) <= 100
     with pytest.raises(ValueError, match="horizon"):
         c15.readings_254(crawling.table_one(), 254.66, 0.005, 179.79, 0.005, horizon=0)
 
@@ -260,7 +270,9 @@ def test_quoted_readings_small_run():
 # -- Fig. 3, Fig. 4 text, ties, the optimality gap ---------------------------------------------
 
 def test_crawl_pattern_and_skip_table():
-    assert c15.crawl_pattern([[True, False, True]]) == "  x\n  .\n  x"
+    assert c15.crawl_pattern([[True, False, True]]).splitlines() == [
+        "source 1  x", "source 2  .", "source 3  x",
+        "(one column per period of the cycle; x: crawled, .: not crawled)"]
     with pytest.raises(ValueError, match="crawled"):
         c15.crawl_pattern([True, False])
     s = c15.SkipReading(25.0, c15.BASE_LAW_READINGS[0], 30, 200, 53, 0.21, 0.33, 0.01305, 1000)
@@ -348,6 +360,8 @@ def test_tie_orders_small():
     assert t.boundary_ties == {1: 0} and len(t.averages[1]) == 1
     assert abs(t.averages[1][0] - crawling.relaxation_bound(model, 1).bound) < 1e-6
     assert t.report().splitlines()[0] == "M = 1, x(0) = u: ties at the top-M boundary in 0 of 50 periods"
+    assert t.report().splitlines()[1] == (
+        "M = 1, x(0) = 0: long-run average under all 24 tie orders equal: 260.38993")
 
 
 def test_printed_rewards_and_run_lengths():

@@ -544,6 +544,9 @@ class IndexFormsCheck:
                  f"{'states wrong (of ' + str(self.states.size) + ')':>22}"]
         for name, err in self.errors.items():
             lines.append(f"{name:<32}{err.max():>25.3e}{int(np.sum(err > self.tolerance)):>22}")
+        lines.append(f"(wrong: |form - definition| > {self.tolerance:.1e}, 1e-9 of the largest u*)")
+        lines.append(f"Remark with the exact ceiling (eta = k on x_k; the recorded verdict): "
+                     f"max {self.exact_eta_error:.1e}")
         lines.append("\nat x = 1.5 u* (reached only in the stochastic model): index by definition = x")
         lines.append(f"  Theorem 1 as printed: {np.round(self.printed_above, 3)}")
         lines.append(f"  whittle_lib:          {np.round(self.robust_above, 3)}")
@@ -647,7 +650,9 @@ class Readings254:
     pattern_2018 : ndarray of int
         Sources (1-based) the 2018 printed form crawls in periods 4..11.
     readings : dict of str to bool
-        Whether each reading gives both numbers.
+        Whether each reading of the 2015 index gives both numbers.
+    target_179, tolerance_179 : float
+        The same sentence's 179.79 and its printing tolerance.
     """
 
     horizon: int
@@ -662,6 +667,8 @@ class Readings254:
     hits_2018: list
     pattern_2018: np.ndarray
     readings: dict
+    target_179: float = 179.79
+    tolerance_179: float = 0.005
 
     @property
     def t_hit(self) -> list:
@@ -669,16 +676,40 @@ class Readings254:
         return self.crossing["x(0) = 0 (empty)"]
 
     def report(self) -> str:
-        """Where the running average from each start meets the printed value, what each start
-        gives, and the 2018 counter-reading."""
-        lines = [f"{label}: running average within {self.tolerance} of {self.target} at t = {hits}"
-                 for label, hits in self.crossing.items()]
-        lines += [f"{label}: long-run {self.long_run[label]:.4f}; 179.79 at "
-                 f"{self.hits_179[label].size} horizons; both numbers at t = {self.both[label]}"
-                 for label in self.long_run]
-        lines.append(f"2018 printed form from x(0) = u: running average within {self.tolerance} of "
-                     f"{self.target} at t = {self.hits_2018};\n  sources crawled "
-                     f"{self.pattern_2018.tolist()}")
+        """Where the running average from each start meets each printed number, the long-run
+        average from each start, the 2018 counter-reading, and which readings give both."""
+        def ts(hits):
+            return ", ".join(str(t) for t in hits) or "none"
+
+        n = self.horizon
+        lines = [f"index policy, M = 1: long-run average, and the horizons t <= {n} at which its",
+                 f"  running average over [0, t) is within {self.tolerance} of {self.target}"]
+        for label, hits in self.crossing.items():
+            lines.append(f"  {label:<24} {self.long_run[label]:.4f}; t = {ts(hits)}")
+            running = self.running[label]
+            side = np.sign(running - self.target)
+            jumps = np.flatnonzero(side[:-1] * side[1:] < 0)
+            if not hits and jumps.size:
+                t = int(jumps[0]) + 1
+                lines.append(f"  {'':<24} (steps over it from {running[t - 1]:.2f} at t = {t} to "
+                             f"{running[t]:.2f} at t = {t + 1})")
+            if label == "x(0) = 0 (empty)" and hits:
+                lines.append(f"  {'':<24} (there crawling only source 1 averages "
+                             f"{', '.join(f'{g:.2f}' for g in self.greedy_at_hit)})")
+        lines.append(f"crawling only source 1: running average within {self.tolerance_179} of "
+                     f"{self.target_179} at")
+        for label, hits in self.hits_179.items():
+            lines.append(f"  {label:<24} {hits.size} of {n} horizons; horizons giving both "
+                         f"numbers: {ts(self.both[label])}")
+        start = "x(0) = u (just crawled)"
+        both_2018 = sorted(set(self.hits_2018) & set(self.hits_179[start].tolist()))
+        lines.append(f"2018 printed index form (not the 2015 index) from x(0) = u: within "
+                     f"{self.tolerance} of {self.target} at t = {ts(self.hits_2018)},")
+        lines.append(f"  both numbers at t = {ts(both_2018)}; but it crawls sources "
+                     f"{self.pattern_2018.tolist()} in periods 4..11")
+        lines.append("  (Fig. 2: sources 1 and 2 in turn), and t is found by search: not a reading")
+        good = [name for name, ok in self.readings.items() if ok]
+        lines.append(f"readings of the 2015 index giving both numbers: {'; '.join(good) or 'none'}")
         return "\n".join(lines)
 
     def diagnosis(self, average: float, bound: float, target_179: float) -> str:
@@ -745,7 +776,8 @@ def readings_254(model: crawling.CrawlingModel, target: float, tolerance: float,
     hits_2018 = horizons_matching(r_2018, target, tolerance).tolist()
     pattern_2018 = policies.simulate(model, printed, 1, 12, record=True).crawled[4:].argmax(-1) + 1
     return Readings254(int(horizon), target, tolerance, running, crossing, long_run, hits_179,
-                       both, greedy_at_hit, hits_2018, pattern_2018, readings)
+                       both, greedy_at_hit, hits_2018, pattern_2018, readings, float(target_179),
+                       float(tolerance_179))
 
 
 # -- the values quoted for Table I by the 2018 and 2019 papers -----------------------------------
@@ -901,18 +933,22 @@ def quoted_readings(model: crawling.CrawlingModel, target_283: float, tolerance_
 # -- Fig. 3 and the sweep of Fig. 4 as text ------------------------------------------------------
 
 def crawl_pattern(crawled) -> str:
-    """The crawls of a cycle, one line per source: ``x`` crawled, ``.`` not.
+    """The crawls of a cycle, one line per source (one column per period): ``x`` crawled,
+    ``.`` not, and a line giving that key.
 
     Examples
     --------
     >>> print(crawl_pattern([[True, False], [False, True]]))
-      x .
-      . x
+    source 1  x .
+    source 2  . x
+    (one column per period of the cycle; x: crawled, .: not crawled)
     """
     crawled = np.asarray(crawled, dtype=bool)
     if crawled.ndim != 2:
         raise ValueError(f"crawled must be 2-d (periods, sources), got shape {crawled.shape}")
-    return "\n".join("  " + " ".join("x" if c else "." for c in row) for row in crawled.T)
+    rows = [f"source {i + 1}  " + " ".join("x" if c else "." for c in row)
+            for i, row in enumerate(crawled.T)]
+    return "\n".join(rows + ["(one column per period of the cycle; x: crawled, .: not crawled)"])
 
 
 def skip_table(sweep) -> str:
@@ -1234,8 +1270,13 @@ class TieOrders:
         """The ties from ``x(0) = u`` and the averages over the tie orders, per ``M``."""
         lines = [f"M = {M}, x(0) = u: ties at the top-M boundary in {n} of {self.periods} periods"
                  for M, n in self.boundary_ties.items()]
-        lines += [f"M = {M}: long-run averages over the 24 tie orders: {values}"
-                  for M, values in self.averages.items()]
+        for M, values in self.averages.items():
+            if len(values) == 1:
+                lines.append(f"M = {M}, x(0) = 0: long-run average under all 24 tie orders "
+                             f"equal: {values[0]:.5f}")
+            else:
+                lines.append(f"M = {M}, x(0) = 0: long-run average over the 24 tie orders: "
+                             f"{min(values):.5f}..{max(values):.5f} ({len(values)} values)")
         return "\n".join(lines)
 
 
