@@ -1237,8 +1237,8 @@ def format_fig2_proposition2(cmp, fig2: Fig2Curves, mu: float) -> str:
     prints them."""
     return (f"N(gamma, K) on {fig2.gammas.size} values of gamma in [{fig2.gammas[0]:g}, "
             f"{fig2.gammas[-1]:g}], K in {list(fig2.N)}: nondecreasing: {fig2.monotone}\n"
-            "rho(gamma, K) on 200 values of gamma in [0.01, 50], K = 2..60, checked nondecreasing;"
-            f" rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}\n"
+            "Proposition 2 checked on 200 values of gamma in [0.01, 50], K = 2..60; "
+            f"rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}\n"
             + format_verdicts(cmp, ("Fig. 2", "gamma -> N(gamma,K) nondecreasing"),
                               ("Proposition 2", "gamma -> rho(gamma,K) nondecreasing and "
                                                 "unbounded")))
@@ -1946,8 +1946,8 @@ class CostReadings:
                 f"printed C_s of Table 1 (of {self.n_rows}) reproduced\n"
                 f"  by the loss-rate cost (1): {rate[1.0]} (mu = 1; {self.rate_brute} by "
                 f"exhaustive search over N), {rate[0.5]} (mu = 0.5), {rate[2.0]} (mu = 2)\n"
-                f"  by the loss-probability cost: {prob[1.0]} (mu = 1), {prob[0.5]} (mu = 0.5); "
-                f"at the printed N_s: {at_pool[1.0]} (mu = 1), {at_pool[0.5]} (mu = 0.5)")
+                f"  by the loss-probability cost: {prob[1.0]} (mu = 1), {prob[0.5]} (mu = 0.5);\n"
+                f"    at the printed N_s: {at_pool[1.0]} (mu = 1), {at_pool[0.5]} (mu = 0.5)")
         if cmp is None:
             return text
         return text + "\n" + format_verdicts(
@@ -2331,7 +2331,8 @@ def _listed(values) -> str:
 
 def format_table2_shifted(cmp, rows: Mapping) -> str:
     """The ``lambda = 0.05``, ``K = 10`` block of Table 2: Table 1's printed ``C_d``, and the
-    pools that give the printed ``C_d`` (:attr:`Table2Row.pool_sweep`)."""
+    pools that give the printed ``C_d`` (:attr:`Table2Row.pool_sweep`); then the verdicts of
+    :func:`record_table2` (the setting, a ``new`` row) and :func:`record_dynamic_cheaper`."""
     lines = [f"{s}: Table 1 prints C_d {cmp.paper('Table 1', s, 'C_d').paper} (pool N_s = "
              f"{row.static.N})"
              for s, row in rows.items() if s.startswith("lambda=0.05;K=10;")]
@@ -2343,6 +2344,8 @@ def format_table2_shifted(cmp, rows: Mapping) -> str:
                          f"{float(cmp.paper('Table 2', s, 'C_d').paper):.5f} at pools: "
                          f"{_listed(ps.at_pools)}; with the printed N_bar and N_max too: "
                          f"{_listed(ps.both)}")
+    lines.append(format_verdicts(cmp, ("Table 2", "setting that reproduces the table"),
+                                 ("Sec. 5 text", "dynamic control costs less than static control")))
     return "\n".join(lines)
 
 
