@@ -430,3 +430,31 @@ def test_figs_6_8_off_the_paper_setting_are_new_rows():
     P.record_figs_6_8(cmp, {"K_policy": 3}, figs, (0, 1, 2))
     assert [(r.quantity, r.status) for r in cmp.rows] == [("cost", "new"), ("iterations", "new")]
     assert "(paper" not in P.format_figs_6_8(cmp, figs, (0, 1, 2))
+
+
+def test_format_verdicts_reads_the_recorded_status():
+    cmp = Comparison("demo", expected=[], paper_settings=False)
+    assert P.format_verdicts(cmp, ("Eq. (4)", "x")) == "not recorded  Eq. (4): x"
+    cmp.new("Eq. (4)", "rho=1", "x", "", "a note")
+    assert P.format_verdicts(cmp, ("Eq. (4)", "x")).startswith("new ")
+
+
+def test_table1_format_prints_the_paper_columns():
+    s = "lambda=0.1;K=5;gamma=0.4"
+    cmp = _comparison(("Table 1", s))
+    t1 = P.table1_results([s], 1.0, (0, 1, 2), (1, 1, 1), tau=0.99999, tol=1e-5)
+    text = t1.format(cmp, {})
+    assert "0.15239" in text and " 167 " in text and "(of 1)" in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert "rows whose" not in t1.format(cmp, {"mu": 0.5}) and "rows whose" not in t1.format()
+    assert " 0.15239 " not in t1.format(cmp, {"mu": 0.5})
+
+
+def test_tau_remark_and_cost_readings_reports():
+    assert P.tau_remark_holds({0.5: 515, 0.99: 276, 1.0: 274})
+    assert not P.tau_remark_holds({0.5: 515, 0.99: 270, 1.0: 274})
+    cmp = _comparison(("Table 1", "lambda=0.1;K=5;gamma=0.4"),
+                      ("Table 1", "lambda=0.01;K=15;gamma=1.13"))
+    report = P.check_cost_readings(cmp, 1.0).report()
+    assert "by the loss-rate cost (1): 2 (mu = 1; 2 by exhaustive search over N), 0 (mu = 0.5)" \
+        in report

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -503,6 +504,35 @@ def prints_as(expected_row, value: float) -> bool:
     return abs(float(expected_row.paper) - value) <= expected_row.tolerance * (1 + 1e-9)
 
 
+def format_verdicts(cmp, *claims) -> str:
+    """One line per claim recorded in ``cmp``, given as ``(item, quantity)``: the status of
+    its row (whatever its setting, so a run off the paper's setting shows its ``new`` row),
+    then the claim; wrapped at 100 columns. A claim not recorded yet shows as such."""
+    lines = []
+    for item, quantity in claims:
+        found = [r.status for r in cmp.rows if (r.item, r.quantity) == (item, quantity)]
+        status = found[-1] if found else "not recorded"
+        lines.append(textwrap.fill(f"{status:13s} {item}: {quantity}", 100,
+                                   subsequent_indent=" " * 14))
+    return "\n".join(lines)
+
+
+def _with_verdicts(text: str, cmp, *claims) -> str:
+    """``text``, then the verdict lines of ``claims`` (:func:`format_verdicts`) if ``cmp`` is
+    given."""
+    return text if cmp is None else text + "\n" + format_verdicts(cmp, *claims)
+
+
+def _compact_setting(setting: str) -> str:
+    """``"lambda=0.01;K=15;gamma=1.13"`` as the three columns ``lambda K gamma`` of a table."""
+    v = _parse_setting(setting)
+    return f"{v['lambda']:>6s} {v['K']:>2s} {v['gamma']:>5s}"
+
+
+#: The header of :func:`_compact_setting`'s columns.
+_COMPACT_HEAD = f"{'lambda':>6s} {'K':>2s} {'gamma':>5s}"
+
+
 def optimal_robots(lam: float, mu: float, gammas, K: int) -> np.ndarray:
     """``N(gamma, K)`` of Proposition 1 for each ``gamma`` of ``gammas`` (Fig. 2).
 
@@ -660,15 +690,18 @@ class Eq16Check:
     ties_ceil: int
     floor_at_finite_K: bool
 
-    def report(self) -> str:
-        """The agreement and the ties as the notebook prints them."""
+    def report(self, cmp=None) -> str:
+        """The agreement and the ties as the notebook prints them; with ``cmp``, the verdict
+        :func:`record_eq16` recorded there."""
         n = len(self.ties)
-        return (f"eq. (16) = N(gamma, 2000) for {self.agree} of {self.total} pairs "
+        text = (f"eq. (16) = N(gamma, 2000) for {self.agree} of {self.total} pairs "
                 "(gamma, mu/lambda) whose limiting costs differ\n"
                 f"{n} exact ties, all at gamma = mu and half-integer mu/lambda:\n"
                 "  (16) as printed takes the "
                 f"ceiling at {self.ties_ceil}; every finite K the floor at "
                 f"{n if self.floor_at_finite_K else 'not all'} (exactly: rho- rho+ < 1)")
+        return _with_verdicts(text, cmp, ("Eq. (16)", "N(gamma,K) equals the approximation (16) "
+                                                      "for large K"))
 
 
 def check_eq16(mu: float, *, gammas=(0.4, 1.0, 2.4), mu_over_lambda=None, K: int = 2000
@@ -1133,6 +1166,18 @@ def record_static_problem(cmp, eq4_at_one: bool, lemma1: Lemma1Check, propositio
               "exhaustive search over n = 1..4mu/lambda+20.")
 
 
+def format_static_problem(cmp, lemma1: Lemma1Check) -> str:
+    """The checks of eq. (4), Lemma 1 and Proposition 1 as the notebook prints them, with
+    the verdicts :func:`record_static_problem` recorded in ``cmp``."""
+    return (f"Lemma 1: largest distance to the brute-force minimiser {lemma1.worst_distance:.1e} "
+            "(grid step 1e-4)\n" + format_verdicts(
+                cmp, ("Eq. (4)", "C(1,gamma,K) = (gamma+mu)/(K+1)"),
+                ("Lemma 1", "unique minimiser rho(gamma,K), <1, =1, >1 as gamma <, =, > "
+                            "gamma(K)=mu(K+2)/K"),
+                ("Proposition 1", "N(gamma,K) is the better of floor and ceil of "
+                                  "rho(gamma,K)mu/lambda")))
+
+
 @dataclass(frozen=True)
 class Fig2Curves:
     """``gamma -> N(gamma, K)`` of Fig. 2 for several buffer sizes (:func:`fig2_curves`).
@@ -1185,6 +1230,29 @@ def record_fig2_proposition2(cmp, fig2: Fig2Curves, proposition2: bool, mu: floa
               "gamma -> rho(gamma,K) nondecreasing and unbounded", proposition2,
               "rho(gamma,K) is nondecreasing on 200 values of gamma in [0.01, 50] for each K = "
               f"2..60, and rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}.")
+
+
+def format_fig2_proposition2(cmp, fig2: Fig2Curves, mu: float) -> str:
+    """The evidence and the verdicts of :func:`record_fig2_proposition2`, as the notebook
+    prints them."""
+    return (f"N(gamma, K) on {fig2.gammas.size} values of gamma in [{fig2.gammas[0]:g}, "
+            f"{fig2.gammas[-1]:g}], K in {list(fig2.N)}: nondecreasing: {fig2.monotone}\n"
+            "Proposition 2 checked on 200 values of gamma in [0.01, 50], K = 2..60; "
+            f"rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}\n"
+            + format_verdicts(cmp, ("Fig. 2", "gamma -> N(gamma,K) nondecreasing"),
+                              ("Proposition 2", "gamma -> rho(gamma,K) nondecreasing and "
+                                                "unbounded")))
+
+
+def format_lemmas_2_3(cmp, lemmas: Lemma23Check) -> str:
+    """``K_0`` and the verdicts of :func:`record_lemmas_2_3`, as the notebook prints them."""
+    K0 = [g for g in (1.1, 1.5, 2.0, 3.0, 5.0) if g in lemmas.K0]
+    return ("K_0 (the K that maximises rho(gamma, K)) for gamma/mu = "
+            + ", ".join(f"{g:g}" for g in K0) + ": " + ", ".join(str(lemmas.K0[g]) for g in K0)
+            + f"\n|rho(gamma, 400) - 1| at most {lemmas.lemma3_gap:.3f} over the grid of gamma\n"
+            + format_verdicts(cmp, ("Lemma 2", "K -> rho(gamma,K) nondecreasing if gamma <= mu; "
+                                               "increasing then decreasing if gamma > mu"),
+                              ("Lemma 3", "rho(gamma,K) -> 1 as K -> infinity")))
 
 
 def record_lemmas_2_3(cmp, lemmas: Lemma23Check) -> None:
@@ -1282,6 +1350,19 @@ def record_proof_slips(cmp, changed: Mapping, below: Mapping, eq11_ok: bool) -> 
               "(13) (Lemma 3).")
 
 
+def format_proof_slips(cmp, below: Mapping) -> str:
+    """The evidence against the threshold cited in Proposition 2's proof
+    (:func:`rho_at_cited_threshold`) and the verdicts of :func:`record_proof_slips`, as the
+    notebook prints them."""
+    return (f"rho(gamma, K) at gamma = mu(K+3/2)/K: {below[5]:.4f} at K = 5; below 1 for K = "
+            f"{min(below)}..{max(below)}: {all(r < 1 for r in below.values())}\n"
+            + format_verdicts(cmp, ("Proposition 2", "rho(gamma,K) > 1 for gamma > mu(K+1)/K "
+                                                     "(Lemma 1 as cited)"),
+                              ("Proposition 2", "'the l.h.s. of (14) is infinite': (14) is the "
+                                                "equation meant"),
+                              ("Eq. (15)", "'(15), which follows from (8) and (15)'")))
+
+
 @dataclass(frozen=True)
 class TransitionLawCheck:
     """The transition law (19)-(20) as printed, and the static policy on the corrected MDP
@@ -1314,15 +1395,18 @@ class TransitionLawCheck:
     static_cost: float
     eq4_cost: float
 
-    def report(self) -> str:
-        """The three checks as the notebook prints them."""
+    def report(self, cmp=None) -> str:
+        """The three checks as the notebook prints them; with ``cmp``, the verdicts
+        :func:`record_transition_law` recorded there."""
         K, N, q = self.K, self.N, self.queue_after_arrival_printed
-        return (f"row sums of (19) as printed: {self.printed_row_sums[0]:.4f} for r = 1 up to "
+        text = (f"row sums of (19) as printed: {self.printed_row_sums[0]:.4f} for r = 1 up to "
                 f"{self.printed_row_sums[-1]:.4f} for r = N = {N}\n"
                 f"(20) as printed from q = K = {K} with N = {N}: next queue length {q} "
                 + ("> K" if q > K else "<= K") + "\n"
                 f"{self.n_states} states; static policy pi_N: cost {self.static_cost:.12f}, "
                 f"eq. (4): {self.eq4_cost:.12f}")
+        return _with_verdicts(text, cmp, ("Eq. (19)", "rows of (19) as printed sum to one"),
+                              ("Eq. (20)", "(20) as printed stays in the state space X"))
 
 
 def check_transition_law(lam: float, mu: float, gamma: float, K: int, N: int
@@ -1390,6 +1474,18 @@ class ThetaCheck:
     exact_cost: float
     T_h: float
 
+    @property
+    def verdicts(self) -> dict:
+        """Whether ``theta = tau T(h)(x_hat)`` gives the optimum (to ``1e-6`` relative) under
+        each reading of ``T``: as Proposition 4 defines it, and as the damped operator
+        ``(1 - tau) h + tau T h`` of the iteration (whose value at ``x_hat`` is
+        ``tau T(h)(x_hat)`` at the fixed point, so the formula gives ``tau^2 T(h)(x_hat)``)."""
+        t, Th, exact = self.tau, self.T_h, self.exact_cost
+        return {"T as Prop. 4 defines it (c + min_a P h)": bool(np.isclose(t * Th, exact,
+                                                                            rtol=1e-6)),
+                "T read as the damped operator (1 - tau) h + tau T h of the iteration":
+                    bool(np.isclose(t ** 2 * Th, exact, rtol=1e-6))}
+
     def report(self) -> str:
         """The three candidate values of ``theta`` against the optimum, as the notebook prints
         them (for ``tau = 0.5``)."""
@@ -1429,6 +1525,29 @@ def format_iterations_by_tau(iterations: Mapping) -> str:
             + f"\n  {'iterations':10s}" + "".join(f"{n:9d}" for n in iterations.values()))
 
 
+def tau_remark_holds(iterations: Mapping) -> bool:
+    """The Sec. 4 remark "the closer ``tau`` is to 1 the faster": the count never rises as
+    ``tau`` grows (``iterations``: :func:`rvi_iterations_by_tau`, ``tau`` increasing)."""
+    taus = list(iterations)
+    return all(iterations[a] >= iterations[b] for a, b in zip(taus, taus[1:]))
+
+
+def format_proposition4(cmp, theta: ThetaCheck, iterations: Mapping) -> str:
+    """:meth:`ThetaCheck.report`, the iterations by ``tau`` (:func:`format_iterations_by_tau`)
+    and the verdicts :func:`record_proposition4` recorded, as the notebook prints them."""
+    taus = list(iterations)
+    last = iterations[taus[-1]]
+    flat = next(t for t in taus if all(iterations[u] == last for u in taus[taus.index(t):]))
+    trend = ("the count never rises as tau grows" if tau_remark_holds(iterations)
+             else "the count rises somewhere as tau grows")
+    return (theta.report() + "\n"
+            + format_verdicts(cmp, ("Proposition 4", "theta = tau T(h)(x_hat)")) + "\n"
+            + format_iterations_by_tau(iterations) + f"\n  {trend}; it is {last} for every "
+            f"tau >= {flat:g}\n"
+            + format_verdicts(cmp, ("Sec. 4 text", "the closer tau is to 1 the faster relative "
+                                                   "value iteration converges")))
+
+
 def record_proposition4(cmp, changed: Mapping, theta: ThetaCheck, iterations: Mapping) -> None:
     """Record Proposition 4's ``theta = tau T(h)(x_hat)`` (:func:`check_theta`, at
     ``tau = 0.5``) and the Sec. 4 remark that the closer ``tau`` is to 1 the faster relative
@@ -1438,15 +1557,11 @@ def record_proposition4(cmp, changed: Mapping, theta: ThetaCheck, iterations: Ma
     cmp.claim_by_reading(
         "Proposition 4",
         f"N={theta.N};K={theta.K};lambda={theta.lam};mu={theta.mu};gamma={theta.gamma}",
-        "theta = tau T(h)(x_hat)",
-        {"T as Prop. 4 defines it (c + min_a P h)": bool(np.isclose(t * Th, exact, rtol=1e-6)),
-         "T read as the damped operator (1 - tau) h + tau T h of the iteration":
-             bool(np.isclose(t ** 2 * Th, exact, rtol=1e-6))},
+        "theta = tau T(h)(x_hat)", theta.verdicts,
         f"With tau = {t:g}, T(h)(x_hat) = {Th:.6f} equals the optimum {exact:.6f} of policy "
         f"iteration; tau T(h)(x_hat) = {t * Th:.6f} is the gain of the damped chain. theta = "
         "T(h)(x_hat).")
-    taus = list(iterations)
-    tau_claim = all(iterations[a] >= iterations[b] for a, b in zip(taus, taus[1:]))
+    tau_claim = tau_remark_holds(iterations)
     cmp.claim("Sec. 4 text",
               with_changed(changed, "Table 1", "mu", "N_policy", "K_policy", "lambda_policy",
                            "gammas_policy", "rvi_tol", "reference_state"),
@@ -1490,10 +1605,11 @@ class MDPStructureCheck:
     eq21: Eq21Check
     eq25_gaps: list
 
-    def report(self) -> str:
-        """The checks as the notebook prints them."""
+    def report(self, cmp=None) -> str:
+        """The checks as the notebook prints them; with ``cmp``, the verdicts
+        :func:`record_mdp_structure` recorded there."""
         kn, ex = (self.K, self.N), self.example
-        return (f"K = {self.K}, N = {self.N}: {self.lemma4.n_classes[kn]} communicating classes; "
+        text = (f"K = {self.K}, N = {self.N}: {self.lemma4.n_classes[kn]} communicating classes; "
                 f"outside the largest ({self.lemma4.largest[kn]} states):\n  "
                 f"{self.lemma4.outside[kn]}\nSec. 3 example: {ex.n_classes} recurrent classes, at "
                 f"levels {ex.levels};\n  transient besides level 0: "
@@ -1501,6 +1617,14 @@ class MDPStructureCheck:
                 f"W*(x) over {self.proposition3_instances} instances: "
                 f"{self.proposition3_spread:.0e}\neq. (25): largest gap between per-epoch and time "
                 f"averages over {len(self.eq25_gaps)} policies: {max(self.eq25_gaps):.0e}")
+        return _with_verdicts(
+            text, cmp, ("Lemma 4", "the MDP is communicating"),
+            ("Sec. 3 text", "two recurrent classes (levels r=1 and r=2) and transient states: "
+                            "the MDP is multichain"),
+            ("Proposition 3", "the optimal average cost is a constant theta"),
+            ("Eq. (21)", "(21) as printed is a transition law on X"),
+            ("Eq. (25)", "S_pi and L_pi are the time-average starvation probability and loss "
+                         "rate"))
 
 
 def check_mdp_structure(lam: float, mu: float, gammas, K: int, N: int, *,
@@ -1732,11 +1856,15 @@ class ConjectureCheck:
     f00_min: float
     f00_max: float
 
-    def report(self) -> str:
-        """The counts as the notebook prints them."""
-        return (f"{self.n_instances} instances: switching curve in {self.n_switching}, monotone "
-                f"switching curve in {self.n_monotone}\nf_0(0) on the {self.n_instances} curves: "
-                f"from {self.f00_min:g} to {self.f00_max:g}")
+    def report(self, cmp=None) -> str:
+        """The counts as the notebook prints them; with ``cmp``, the verdicts
+        :func:`record_conjecture` recorded there."""
+        return _with_verdicts(
+            f"{self.n_instances} instances: switching curve in {self.n_switching}, monotone "
+            f"switching curve in {self.n_monotone}\nf_0(0) on the {self.n_instances} curves: "
+            f"from {self.f00_min:g} to {self.f00_max:g}",
+            cmp, ("Sec. 3 text", "the optimal policy is a monotone switching curve (conjecture)"),
+            ("Sec. 3 text", "f_0(0) >= 1 on the switching curves"))
 
 
 def check_conjecture(mu: float, instances=CONJECTURE_INSTANCES) -> ConjectureCheck:
@@ -1808,15 +1936,24 @@ class CostReadings:
     probability: dict
     probability_at_printed_N: dict
 
-    def report(self) -> str:
-        """The counts as the notebook prints them."""
-        prob, at_pool = self.probability, self.probability_at_printed_N
-        return ("Table 1, row lambda=0.01, K=15, printed gamma 1.13 (paper C_s "
+    def report(self, cmp=None) -> str:
+        """The counts as the notebook prints them; with ``cmp``, the verdicts
+        :func:`record_cost_readings` recorded there too."""
+        prob, at_pool, rate = self.probability, self.probability_at_printed_N, self.rate
+        text = ("Table 1, row lambda=0.01, K=15, printed gamma 1.13 (paper C_s "
                 f"{self.printed_gamma_113}): C_s =\n  {self.cost_gamma_113:.5f} with gamma = 1.13 "
-                f"exactly, {self.cost_gamma_15:.5f} with gamma(15) = 17/15\nprinted C_s of Table 1 "
-                f"(of {self.n_rows}) reproduced by the loss-probability cost: {prob[1.0]} (mu = "
-                f"1), {prob[0.5]} (mu = 0.5);\n  at the printed N_s: {at_pool[1.0]} (mu = 1), "
-                f"{at_pool[0.5]} (mu = 0.5); by the loss-rate cost (1): {self.rate_brute}")
+                f"exactly, {self.cost_gamma_15:.5f} with gamma(15) = 17/15\n"
+                f"printed C_s of Table 1 (of {self.n_rows}) reproduced\n"
+                f"  by the loss-rate cost (1): {rate[1.0]} (mu = 1; {self.rate_brute} by "
+                f"exhaustive search over N), {rate[0.5]} (mu = 0.5), {rate[2.0]} (mu = 2)\n"
+                f"  by the loss-probability cost: {prob[1.0]} (mu = 1), {prob[0.5]} (mu = 0.5);\n"
+                f"    at the printed N_s: {at_pool[1.0]} (mu = 1), {at_pool[0.5]} (mu = 0.5)")
+        if cmp is None:
+            return text
+        return text + "\n" + format_verdicts(
+            cmp, ("Sec. 4 text", "mu was fixed and set to 0.5"),
+            ("Sec. 6 text", "the cost is a weighted sum of the loss probability and the "
+                            "starvation probability"))
 
 
 def check_cost_readings(cmp, mu: float) -> CostReadings:
@@ -1898,16 +2035,41 @@ class Table1Results:
         """``x_hat*`` (our default when Figs. 6-8 give none, or give ours)."""
         return self.reference_states[-1]
 
-    def format(self) -> str:
-        """The table as the notebook prints it."""
-        star, default = self.star, self.default
-        lines = [f"{'':27s} {'':13s} {'exact':>8s} {'RVI':>8s} {'':12s} {'N_iter':>13s}",
-                 f"{'setting':27s} {'C_s':>7s} {'N_s':>4s} {'C_d':>8s} {'x_hat*':>8s} "
-                 f"{'N_min':>5s} {'N_bar':>6s} {'default':>7s} {'x_hat*':>6s}"]
+    def format(self, cmp=None, changed: Mapping | None = None) -> str:
+        """The table as the notebook prints it. With ``cmp``, the paper's ``C_d`` and
+        ``N_iter`` next to ours, and a last line counting the rows whose ``C_s``, ``N_s``,
+        ``N_min`` and ``N_bar`` print the paper's digits (:func:`prints_as`); a number the paper
+        does not report at this setting (``changed``: the changed parameters) shows as ``-``."""
+        star, default, changed = self.star, self.default, changed or {}
+
+        def paper(s, quantity, *names):
+            key = ("Table 1", with_changed(changed, s, *names), quantity)
+            return cmp.paper(*key) if cmp is not None and cmp.has(*key) else None
+
+        lines = [f"{'':15s} {'static':^12s} {'C_d (pool N_s)':^27s} {'':12s} "
+                 f"{'N_iter (RVI)':^20s}".rstrip(),
+                 f"{_COMPACT_HEAD} {'C_s':>7s} {'N_s':>4s} {'paper':>7s} {'exact':>8s} "
+                 f"{'RVI x_hat*':>10s} {'N_min':>5s} {'N_bar':>6s} {'paper':>5s} {'default':>7s} "
+                 f"{'x_hat*':>6s}"]
+        agree, reported = {q: 0 for q in ("C_s", "N_s", "N_min", "N_bar")}, 0
         for s, t in self.rows.items():
-            lines.append(f"{s:27s} {t.static.cost:7.5f} {t.static.N:4d} {t.dynamic.cost:8.6f} "
-                         f"{t.rvi[star][1]:8.6f} {t.dynamic.N_min:5d} {t.dynamic.N_mean:6.2f} "
-                         f"{t.rvi[default][0]:7d} {t.rvi[star][0]:6d}")
+            p_cd, p_it = paper(s, "C_d", "mu"), paper(s, "N_iter", "mu", "tau", "rvi_tol",
+                                                      "reference_state")
+            lines.append(f"{_compact_setting(s)} {t.static.cost:7.5f} {t.static.N:4d} "
+                         f"{p_cd.paper if p_cd else '-':>7s} {t.dynamic.cost:8.6f} "
+                         f"{t.rvi[star][1]:10.6f} {t.dynamic.N_min:5d} {t.dynamic.N_mean:6.2f} "
+                         f"{p_it.paper if p_it else '-':>5s} {t.rvi[default][0]:7d} "
+                         f"{t.rvi[star][0]:6d}")
+            ours = {"C_s": t.static.cost, "N_s": t.static.N, "N_min": t.dynamic.N_min,
+                    "N_bar": t.dynamic.N_mean}
+            reported += paper(s, "C_s", "mu") is not None
+            for q, v in ours.items():
+                row = paper(s, q, "mu")
+                agree[q] += bool(row is not None and prints_as(row, v))
+        if reported:
+            lines.append("rows whose value prints as the paper's: "
+                         + ", ".join(f"{q} {n}" for q, n in agree.items())
+                         + f" (of {reported})")
         return "\n".join(lines)
 
 
@@ -2127,23 +2289,50 @@ def table2_results(cmp, mu: float, *, shifted=TABLE2_SHIFTED_ROWS) -> dict:
     return rows
 
 
+def _same_run(a, b) -> bool:
+    """Two dynamic optima print the same ``C_d`` (5 decimals), ``N_min`` and ``N_bar`` (1
+    decimal)."""
+    return (round(a.cost, 5) == round(b.cost, 5) and a.N_min == b.N_min
+            and round(a.N_mean, 1) == round(b.N_mean, 1))
+
+
 def format_table2(cmp, rows: Mapping) -> str:
-    """Table 2's ``C_d`` and ``N_max`` under each candidate pool (:func:`table2_results`),
-    next to the printed ``C_d``."""
+    """Two tables as the notebook prints them (:func:`table2_results`): the paper's ``C_d``,
+    ``N_min``, ``N_bar``, ``N_max`` next to ours with a pool that does not bind; then ``C_d``
+    and ``N_max`` under each candidate pool, and the rows where each candidate gives the same
+    ``C_d``, ``N_min`` and ``N_bar`` as the unconstrained pool (it does not bind there)."""
+    quantities = ("C_d", "N_min", "N_bar", "N_max")
+    cols = f"{'C_d':>7s} {'N_min':>5s} {'N_bar':>5s} {'N_max':>5s}"
+    lines = [f"{'':15s} {'paper':^25s} | {'ours, unconstrained pool':^25s}".rstrip(),
+             f"{_COMPACT_HEAD} {cols} | {cols}"]
+    for s, row in rows.items():
+        p = [cmp.paper("Table 2", s, q).paper for q in quantities]
+        u = row.unconstrained
+        lines.append(f"{_compact_setting(s)} {p[0]:>7s} {p[1]:>5s} {p[2]:>5s} {p[3]:>5s} | "
+                     f"{u.cost:7.5f} {u.N_min:5d} {u.N_mean:5.1f} {u.N_max:5d}")
     heads = ("pool = paper N_max", "pool = 2 N_s", "pool = 3 N_s")
-    lines = [(f"{'':27s} {'paper':>7s} | " + " | ".join(f"{h:^18s}" for h in heads)).rstrip(),
-             f"{'setting':27s} {'C_d':>7s} | "
-             + " | ".join([f"{'pool':>4s} {'C_d':>7s} {'N_max':>5s}"] * 3)]
+    lines += ["", (f"{'':15s} | " + " | ".join(f"{h:^18s}" for h in heads)).rstrip(),
+              f"{_COMPACT_HEAD} | " + " | ".join([f"{'pool':>4s} {'C_d':>7s} {'N_max':>5s}"] * 3)]
     for s, row in rows.items():
         cells = " | ".join(f"{n:4d} {d.cost:7.5f} {d.N_max:5d}"
                            for n, d in zip(row.pools, row.runs))
-        lines.append(f"{s:27s} {cmp.paper('Table 2', s, 'C_d').paper:>7s} | {cells}")
+        lines.append(f"{_compact_setting(s)} | {cells}")
+    same = [sum(_same_run(row.runs[k], row.unconstrained) for row in rows.values())
+            for k in range(len(heads))]
+    lines.append("rows with the unconstrained C_d, N_min and N_bar: "
+                 + ", ".join(f"{h[7:]} {n}" for h, n in zip(heads, same)) + f" (of {len(rows)})")
     return "\n".join(lines)
+
+
+def _listed(values) -> str:
+    """A list of pools as printed: ``none`` when empty."""
+    return ", ".join(str(v) for v in values) if values else "none"
 
 
 def format_table2_shifted(cmp, rows: Mapping) -> str:
     """The ``lambda = 0.05``, ``K = 10`` block of Table 2: Table 1's printed ``C_d``, and the
-    pools that give the printed ``C_d`` (:attr:`Table2Row.pool_sweep`)."""
+    pools that give the printed ``C_d`` (:attr:`Table2Row.pool_sweep`); then the verdicts of
+    :func:`record_table2` (the setting, a ``new`` row) and :func:`record_dynamic_cheaper`."""
     lines = [f"{s}: Table 1 prints C_d {cmp.paper('Table 1', s, 'C_d').paper} (pool N_s = "
              f"{row.static.N})"
              for s, row in rows.items() if s.startswith("lambda=0.05;K=10;")]
@@ -2152,8 +2341,11 @@ def format_table2_shifted(cmp, rows: Mapping) -> str:
             ps, opt = row.pool_sweep, row.unconstrained
             lines.append(f"{s}: pools {row.static.N}..{opt.N_max}, C_d from "
                          f"{ps.cost_at_smallest:.5f} down to {opt.cost:.5f};\n  the printed "
-                         f"{float(cmp.paper('Table 2', s, 'C_d').paper):.5f} at pools "
-                         f"{ps.at_pools}, with the printed N_bar and N_max too at {ps.both}")
+                         f"{float(cmp.paper('Table 2', s, 'C_d').paper):.5f} at pools: "
+                         f"{_listed(ps.at_pools)}; with the printed N_bar and N_max too: "
+                         f"{_listed(ps.both)}")
+    lines.append(format_verdicts(cmp, ("Table 2", "setting that reproduces the table"),
+                                 ("Sec. 5 text", "dynamic control costs less than static control")))
     return "\n".join(lines)
 
 
