@@ -64,6 +64,11 @@ def test_judge_single_runs_counts_the_share_and_needs_a_majority():
     assert 0.0 <= v.share_low < 0.5 < v.share_high <= 1.0
     assert paper.judge_single_runs([1.0, 1.0, np.nan], 0.5, 1.5).holds   # nan never satisfies
     assert "2/4 runs" in str(v)
+    # the recorded verdict needs the share's 95% Wilson interval clear of 1/2
+    assert v.verdict is None and v.verdict_text == "undetermined"
+    assert paper.judge_single_runs([1.0] * 6, 0.5, 1.5).verdict_text == "holds"
+    assert paper.judge_single_runs([1.0] * 3, 0.5, 1.5).verdict_text == "undetermined"
+    assert paper.judge_single_runs([2.0] * 8, 0.5, 1.5).verdict_text == "fails"
     with pytest.raises(ValueError, match="low"):
         paper.judge_single_runs([1.0], 2.0, 1.0)
     with pytest.raises(ValueError, match="values"):
@@ -188,7 +193,15 @@ def test_reading_runs_name_and_split_the_groups_and_judge_readings_counts_them()
     assert names[2] in judged.broken and names[2] not in judged.one_arm
     assert set(judged.one_arm) == set(names) - {names[2]}
     table = judged.table().splitlines()
-    assert len(table) == 1 + len(names) and "every run broke down" in table[3]
+    # first block: one line per group, the broken one unnumbered; second block: one per judged
+    assert len(table) == 1 + len(names) + 4 + len(judged.one_arm)
+    assert "every run broke down" in table[3] and table[3].lstrip().startswith("-")
+    assert [line.split()[0] for line in table[1:1 + len(names)]] == ["1", "2", "-", "3"]
+    verdicts = table[-len(judged.one_arm):]
+    for k, name in enumerate(judged.one_arm):
+        assert verdicts[k].split()[0] == str(k + 1)
+        assert judged.one_arm[name].verdict_text in verdicts[k]
+        assert verdicts[k].rstrip().endswith(judged.in_band[name].verdict_text)
     with pytest.raises(ValueError, match="reading_seeds"):
         paper.reading_runs(model, _short(), [1, 2, 3], [], [])
 
@@ -252,6 +265,7 @@ def test_numerical_fixes_switch_off_one_fix_each_on_the_same_seed():
     assert fixes.recorded_steps == len(fixes.runs["no projection"].steps)
     assert 0 <= fixes.overflow_steps <= fixes.recorded_steps and 0.0 <= fixes.outside <= 1.0
     assert "literal feature scale: stopped at step 0" in fixes.table()
+    assert f"no Tikhonov: max|r| grows x{fixes.growth:.1e}" in fixes.table()
     cmp = _Cmp()
     paper.record_numerical_fixes(cmp, fixes)
     assert [c[0] for c in cmp.calls] == ["claim", "claim"]

@@ -284,8 +284,8 @@ class SingleRunVerdict:
     share_low, share_high : float
         95% Wilson interval of the share (:func:`whittle_lib.stats.share_interval`).
     holds : bool
-        More than half of the runs satisfy it (a run like the paper's is more likely than
-        not).
+        More than half of the runs satisfy it. Not the recorded verdict: the records use
+        :attr:`verdict`, which also accounts for the number of runs.
     """
 
     @property
@@ -304,13 +304,22 @@ class SingleRunVerdict:
     share_high: float
     holds: bool
 
+    @property
+    def verdict_text(self) -> str:
+        """:attr:`verdict` in words: ``"holds"``, ``"fails"`` or ``"undetermined"``."""
+        return {True: "holds", False: "fails", None: "undetermined"}[self.verdict]
+
     def __str__(self) -> str:
         return (f"{self.satisfied}/{self.runs} runs (share 95% CI "
                 f"[{self.share_low:.2f}, {self.share_high:.2f}])")
 
 
 def judge_single_runs(values, low: float, high: float) -> SingleRunVerdict:
-    """Judge ``low <= value <= high`` on each single run's value; holds if most runs satisfy it.
+    """Judge ``low <= value <= high`` on each single run's value.
+
+    The verdict recorded (:attr:`SingleRunVerdict.verdict`) holds if the 95% Wilson interval
+    of the share of runs that satisfy the claim lies above 1/2, fails if it lies below 1/2,
+    and is undetermined otherwise; ``holds`` is the bare majority.
 
     Parameters
     ----------
@@ -751,17 +760,39 @@ class ReadingsJudgement:
     band: tuple
 
     def table(self) -> str:
-        """One line per group: mean active arms, runs with one arm, mean reward, runs in band."""
-        lines = [f"{'reading':52s} {'active arms':>12s} {'one arm':>8s} {'reward':>11s} {'in band':>8s}"]
+        """Two blocks, one line per group in the order given, the judged groups numbered
+        ``1, 2, ...`` (the order of the recorded values).
+
+        First block: mean over runs of a run's number of crawled sources and of its reward
+        (95% half-widths); a group whose runs all broke down is listed, unnumbered. Second
+        block, by number: for "one arm" and "reward in band", the runs that satisfy the claim,
+        the 95% Wilson interval of their share and the verdict (:attr:`SingleRunVerdict.verdict`).
+        """
+        lines = [f"{'#':>2s}  {'reading':52s} {'active arms':>12s} {'reward':>11s}"]
+        judged = [name for name in self.groups if name not in self.broken]
         for name in self.groups:
             if name in self.broken:
                 at = self.broken[name]
-                lines.append(f"{name:52s} every run broke down (steps {min(at)}..{max(at)})")
+                lines.append(f"{'-':>2s}  {name:52s} every run broke down (steps {min(at)}..{max(at)})")
                 continue
             act, rew = self.per_run[name]
-            n = self.one_arm[name].runs
-            lines.append(f"{name:52s} {_est(*_mean_ci(act)):>12s} {self.one_arm[name].satisfied:>5d}/{n:<2d} "
-                         f"{_est(*_mean_ci(rew)):>11s} {self.in_band[name].satisfied:>5d}/{n}")
+            lines.append(f"{judged.index(name) + 1:2d}  {name:52s} {_est(*_mean_ci(act)):>12s} "
+                         f"{_est(*_mean_ci(rew)):>11s}")
+        lo, hi = PRINTED.one_arm
+        u2, u1 = self.band
+        lines.append("verdict: holds (fails) if the 95% Wilson interval of the share of runs lies "
+                     "above (below) 1/2,")
+        lines.append("  undetermined if it contains 1/2")
+        lines.append(f"{'':2s}  {f'one arm: mean sources in [{lo:g}, {hi:g}]':39s}"
+                     f"reward in [u_2, u_1] = [{u2:.2f}, {u1:.2f}]")
+        head = f"{'runs':>5s}  {'share 95% CI':12s}  {'verdict':12s}"
+        lines.append(f"{'#':>2s}  {head}      {head}".rstrip())
+
+        def cells(v):
+            return f"{f'{v.satisfied}/{v.runs}':>5s}  [{v.share_low:.2f}, {v.share_high:.2f}]  {v.verdict_text:12s}"
+
+        for k, name in enumerate(judged, 1):
+            lines.append(f"{k:2d}  {cells(self.one_arm[name])}      {cells(self.in_band[name])}".rstrip())
         return "\n".join(lines)
 
 
@@ -960,6 +991,8 @@ class NumericalFixes:
         lit = self.literal_scale
         lines.append(f"no projection: {self.outside:.0%} of recorded thresholds outside [u_i, u_i/(1-alpha_i)];")
         lines.append(f"  the printed logistic overflows on {self.overflow_steps} of {self.recorded_steps} recorded steps")
+        lines.append(f"no Tikhonov: max|r| grows x{self.growth:.1e} over both fixes "
+                     f"({self.runs['no Tikhonov'].r_norm[-1]:.2e} / {self.runs['both fixes'].r_norm[-1]:.2e})")
         lines.append("literal feature scale: " + (f"stopped at step {lit.breakdown_at}: the bound on "
                      f"cond(B^T B + delta I) reached {lit.condition_bound:.1e} > 1/eps" if lit.broke_down
                      else "no breakdown"))
