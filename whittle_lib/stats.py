@@ -19,7 +19,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 __all__ = ["spawn_seeds", "named_seeds", "run_tasks", "replicate", "sweep", "ConfidenceInterval", "mean_interval",
-           "share_interval"]
+           "share_interval", "one_run_verdict"]
 
 
 def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:
@@ -289,3 +289,24 @@ def share_interval(successes: int, trials: int, *, z: float = 1.96) -> Confidenc
     level = math.erf(z / math.sqrt(2))
     return ConfidenceInterval(p, low, high, max(p - low, high - p), level, "wilson",
                               int(trials))
+
+
+def one_run_verdict(successes: int, trials: int, *, z: float = 1.96) -> bool | None:
+    """Judge a claim about the one run a paper printed by the share of our single runs.
+
+    The collection's rule: the claim holds under a reading if the Wilson interval of the share
+    of our single runs that satisfy it (:func:`share_interval`) lies above 1/2, fails if it lies
+    below, and is undetermined (``None``) if it contains 1/2: too few runs to tell, so the
+    reading can carry no verdict.
+
+    Examples
+    --------
+    >>> one_run_verdict(6, 6), one_run_verdict(0, 8), one_run_verdict(4, 6)
+    (True, False, None)
+    """
+    ci = share_interval(successes, trials, z=z)
+    if ci.low > 0.5:
+        return True
+    if ci.high < 0.5:
+        return False
+    return None

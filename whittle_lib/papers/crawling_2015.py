@@ -33,7 +33,7 @@ from .. import _portable as _fp
 from .. import indices
 from ..models import crawling, crawling_policies as policies
 from ..replication import confidence_interval, format_estimate
-from ..stats import share_interval
+from ..stats import one_run_verdict, share_interval
 
 __all__ = [
     "index_theorem1",
@@ -196,13 +196,15 @@ class SkipReading:
         return self.runs_with_skip / self.runs
 
     @property
-    def holds(self) -> bool:
-        """The claim "the source is skipped from time to time" holds for most single runs.
+    def holds(self) -> bool | None:
+        """The claim "the source is skipped from time to time" under this reading.
 
-        The convention of the collection for a claim about the one run a paper printed: it
-        holds under a reading if more than half of our single runs satisfy it.
+        The convention of the collection for a claim about the one run a paper printed
+        (:func:`whittle_lib.stats.one_run_verdict`): it holds if the 95 % Wilson interval of
+        the share of our single runs that satisfy it lies above 1/2, fails if it lies below,
+        and is undetermined (``None``) if it contains 1/2.
         """
-        return 2 * self.runs_with_skip > self.runs
+        return one_run_verdict(self.runs_with_skip, self.runs)
 
     @property
     def label(self) -> str:
@@ -967,7 +969,8 @@ def skip_evidence(sweep, skipped_in_figure: int) -> str:
     window, runs = sweep[0].window, sweep[0].runs
     return (
         f"Judged by the share of single runs of {window} periods (x(0) = u, {runs} per reading) "
-        "in which source 1 is skipped at least once; holds if more than half. With Table I's Lambda = 250 "
+        "in which source 1 is skipped at least once; holds if the 95% Wilson interval of that share lies "
+        "above 1/2, fails if below, undetermined if it contains 1/2. With Table I's Lambda = 250 "
         "it fails under every law, even with infinite variance (at most "
         f"{max(s.share for s in at_250):.0%} of runs; long-run share of periods skipped "
         f"{', '.join(f'{s.long_run_skip:.2%}' for s in at_250)}); with the 2018 paper's Lambda = 25 it holds "
@@ -1501,7 +1504,7 @@ def record_fig4(cmp, sweep, skipped_in_figure: int) -> None:
         "Fig. 4", "M=2;stochastic", "source 1 crawled from time to time (not always)",
         {f"{s.label} ({s.runs_with_skip}/{s.runs} runs)": s.holds for s in sweep},
         skip_evidence(sweep, skipped_in_figure),
-        value=f"{sum(s.holds for s in sweep)}/{len(sweep)} readings")
+        value=f"{sum(s.holds is True for s in sweep)}/{len(sweep)} readings")
 
 
 def record_quoted(cmp, quoted: QuotedReadings, average: float, estimate: RewardEstimate) -> None:

@@ -43,7 +43,7 @@ from ..models import crawling, crawling_policies as policies
 from ..learning.lspe import (LSPEResult, LSPESettings, run_lspe, running_average,
                              sherman_morrison_average, step_sizes)
 from ..replication import confidence_interval as _mean_ci, format_estimate as _est
-from ..stats import run_tasks, share_interval
+from ..stats import one_run_verdict, run_tasks, share_interval
 
 __all__ = [
     "PRINTED",
@@ -292,11 +292,7 @@ class SingleRunVerdict:
     def verdict(self) -> bool | None:
         """True if the share's 95% interval lies above 1/2, False if below, None if it
         contains 1/2 (too few runs to tell: the reading cannot carry a verdict)."""
-        if self.share_low > 0.5:
-            return True
-        if self.share_high < 0.5:
-            return False
-        return None
+        return one_run_verdict(self.satisfied, self.runs)
 
     satisfied: int
     runs: int
