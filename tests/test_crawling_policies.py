@@ -60,7 +60,7 @@ def _reference_run(model, rule, M, n_periods):
 def test_simulator_matches_the_plain_loop_and_the_periodic_average(rule, M):
     run = policies.simulate(TABLE_ONE, rule, M, 400, record=True)
     np.testing.assert_allclose(run.rewards, _reference_run(TABLE_ONE, rule, M, 400), rtol=1e-12)
-    assert np.all(run.crawled.sum(axis=1) == M)
+    assert np.all(run.active.sum(axis=1) == M)
     orbit = policies.periodic_orbit(TABLE_ONE, rule, M)
     np.testing.assert_allclose(run.rewards[: orbit.rewards.size], orbit.rewards, rtol=1e-12)
     # the long-run average is the cycle mean; the time average over whole cycles equals it
@@ -73,7 +73,7 @@ def test_index_policy_on_table_one_attains_the_relaxation_bound_for_m_1():
     # Sec. VII: with M = 1 the index policy crawls sources 1 and 2 alternately
     orbit = policies.periodic_orbit(TABLE_ONE, policies.WhittleRule(TABLE_ONE), 1)
     assert orbit.period == 2
-    np.testing.assert_array_equal(orbit.crawled[orbit.transient:].sum(axis=0), [1, 1, 0, 0])
+    np.testing.assert_array_equal(orbit.active[orbit.transient:].sum(axis=0), [1, 1, 0, 0])
     bound = crawling.relaxation_bound(TABLE_ONE, 1).bound
     assert orbit.average_reward == pytest.approx(bound, rel=1e-12)
 
@@ -116,7 +116,7 @@ def test_whittle_rule_uses_the_crawling_costs():
 
 
 def test_round_robin_strides():
-    blocks = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 2), 2, 4, record=True).crawled
+    blocks = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 2), 2, 4, record=True).active
     np.testing.assert_array_equal(blocks, [[1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1]])
-    sliding = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4, record=True).crawled
+    sliding = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4, record=True).active
     np.testing.assert_array_equal(sliding, [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]])

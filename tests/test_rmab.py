@@ -190,4 +190,4 @@ def test_the_crawling_orbit_is_the_core_orbit_on_the_crawling_dynamics():
     core = rmab.periodic_orbit(crawling.CrawlingDynamics(model),
                                lambda s, t: rule(s.x, s.age, t), 2)
     assert old.average_reward == core.average_reward and old.period == core.period
-    np.testing.assert_array_equal(old.crawled, core.active)
+    np.testing.assert_array_equal(old.active, core.active)

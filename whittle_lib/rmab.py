@@ -344,11 +344,6 @@ class PeriodicOrbit:
     rewards: np.ndarray
     active: np.ndarray
 
-    @property
-    def crawled(self) -> np.ndarray:
-        """The decisions, under the crawling papers' name."""
-        return self.active
-
 
 def periodic_orbit(dynamics: Dynamics, rule, M: int, *, time_period: int = 1,
                    max_periods: int = 100_000) -> PeriodicOrbit:

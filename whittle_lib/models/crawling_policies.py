@@ -28,7 +28,6 @@ __all__ = [
     "CurrentValueRule",
     "ExpectedValueRule",
     "RoundRobinRule",
-    "SimulationResult",
     "simulate",
     "PeriodicOrbit",
     "periodic_orbit",
@@ -116,34 +115,10 @@ class RoundRobinRule:
 
 # -- simulation ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class SimulationResult:
-    """A simulated run of a priority policy.
-
-    Attributes
-    ----------
-    rewards : ndarray, shape (n_periods,) or (n_periods, R)
-        Total utility collected in each period (per replication if ``R`` replications).
-    states : ndarray or None
-        ``x(t)`` before the decision, shape ``(n_periods, [R,] N)``, if ``record``.
-    crawled : ndarray or None
-        The crawl decisions, same shape, if ``record``.
-    """
-
-    rewards: np.ndarray
-    states: np.ndarray | None = None
-    crawled: np.ndarray | None = None
-
-    @property
-    def average_reward(self):
-        """Time-average reward per period, ``sum_t rewards / n_periods`` (per replication)."""
-        return self.rewards.mean(axis=0)
-
-
 def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
              stochastic: bool = False, replications: int | None = None,
              base_law: str = "exponential", base_shape: float | None = None,
-             ties: str = "lowest", record: bool = False, rng=None) -> SimulationResult:
+             ties: str = "lowest", record: bool = False, rng=None) -> rmab.RmabSimulation:
     """Run a priority policy on the crawling model for ``n_periods`` periods.
 
     Each period ``t``: compute the priorities from ``(x(t), age(t), t)``, crawl the top ``M``
@@ -170,14 +145,19 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
         See :func:`crawling.sample_new_utility` and :func:`top_m`.
     record : bool
         Keep the states and decisions (memory ``O(n_periods N)``).
+
+    Returns
+    -------
+    whittle_lib.rmab.RmabSimulation
+        ``rewards`` per period (and replication), and if ``record`` the states ``x(t)`` before
+        each decision (``states``) and the crawl decisions (``active``).
     """
     n = model.n_sources
     if int(M) != M or not 0 <= M <= n:
         raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
     dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape)
-    run = rmab.simulate(dynamics, lambda state, t: rule(state.x, state.age, t), M, n_periods,
-                        replications=replications, ties=ties, record=record, rng=rng)
-    return SimulationResult(rewards=run.rewards, states=run.states, crawled=run.active)
+    return rmab.simulate(dynamics, lambda state, t: rule(state.x, state.age, t), M, n_periods,
+                         replications=replications, ties=ties, record=record, rng=rng)
 
 
 def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "lowest",
@@ -188,7 +168,7 @@ def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "
     bit-identical states, so the joint state (with the phase ``t mod time_period`` of a
     time-dependent rule) repeats; the average over the first repeated cycle is the long-run
     average (4) exactly. The crawling form of :func:`whittle_lib.rmab.periodic_orbit`:
-    ``rule(x, age, t)`` as in :func:`simulate`, the decisions as ``orbit.crawled``.
+    ``rule(x, age, t)`` as in :func:`simulate`, the crawl decisions as ``orbit.active``.
     """
     if ties != "lowest":
         raise ValueError("periodic_orbit needs a deterministic tie rule, ties='lowest'")

@@ -256,11 +256,11 @@ def skip_sweep(arrival_rates, laws=BASE_LAW_READINGS, *, source: int = 0, M: int
             g_window, g_long = children[2 * (j * len(laws) + k): 2 * (j * len(laws) + k) + 2]
             short = policies.simulate(model, rule, M, window, stochastic=True, replications=runs,
                                       record=True, rng=g_window, **law.kwargs)
-            skipped = int(np.sum(~short.crawled[:, :, source].all(axis=0)))
+            skipped = int(np.sum(~short.active[:, :, source].all(axis=0)))
             long = policies.simulate(model, rule, M, periods, stochastic=True,
                                      replications=replications, record=True, rng=g_long,
                                      **law.kwargs)
-            tail = long.crawled[burn_in:, :, source]
+            tail = long.active[burn_in:, :, source]
             ci = share_interval(skipped, runs)
             lo, hi = ci.low, ci.high
             out.append(SkipReading(rate, law, int(window), int(runs), skipped, lo, hi,
@@ -776,7 +776,7 @@ def readings_254(model: crawling.CrawlingModel, target: float, tolerance: float,
     printed = Printed2018Rule(model)
     r_2018 = policies.simulate(model, printed, 1, horizon).rewards
     hits_2018 = horizons_matching(r_2018, target, tolerance).tolist()
-    pattern_2018 = policies.simulate(model, printed, 1, 12, record=True).crawled[4:].argmax(-1) + 1
+    pattern_2018 = policies.simulate(model, printed, 1, 12, record=True).active[4:].argmax(-1) + 1
     return Readings254(int(horizon), target, tolerance, running, crossing, long_run, hits_179,
                        both, greedy_at_hit, hits_2018, pattern_2018, readings, float(target_179),
                        float(tolerance_179))
@@ -1435,13 +1435,13 @@ def record_index_forms(cmp, model: crawling.CrawlingModel, check: IndexFormsChec
 def record_fig2(cmp, orbit: policies.PeriodicOrbit) -> None:
     """Record Fig. 2's sentences (``M = 1``): sources 1 and 2 crawled in turn with period two,
     sources 3 and 4 never, judged on the exact periodic orbit of the index policy."""
-    crawled_each_cycle = orbit.crawled[orbit.transient:].sum(axis=0)
+    crawled_each_cycle = orbit.active[orbit.transient:].sum(axis=0)
     cmp.claim("Fig. 2", "M=1", "sources 1 and 2 crawled periodically each with period two",
               orbit.period == 2 and crawled_each_cycle.tolist() == [1, 1, 0, 0],
               f"cycle of {orbit.period} periods crawling sources 1, 2 in turn (crawls per cycle "
               f"{crawled_each_cycle.tolist()})")
     cmp.claim("Fig. 2", "M=1", "sources 3 and 4 never crawled",
-              not orbit.crawled[:, 2:].any(), f"no crawl of 3 or 4 in the first {orbit.rewards.size} "
+              not orbit.active[:, 2:].any(), f"no crawl of 3 or 4 in the first {orbit.rewards.size} "
               "periods, which include the cycle")
 
 
@@ -1481,7 +1481,7 @@ def record_fig3(cmp, orbit: policies.PeriodicOrbit, bound: float) -> None:
     source 4 is crawled periodically with a rather long period." ``bound`` is the relaxation
     bound for ``M = 2``, given in the note of the reward (a new row).
     """
-    cyc = orbit.crawled[orbit.transient:]
+    cyc = orbit.active[orbit.transient:]
     counts = cyc.sum(axis=0)
     cmp.claim("Fig. 3", "M=2", "source 1 always crawled", bool(cyc[:, 0].all()),
               f"crawled in {counts[0]} of the {orbit.period} periods of the cycle")

@@ -339,7 +339,7 @@ def schedule_run_sd(model: CrawlingModel, orbit, n_periods: int, *,
     """
     if int(n_periods) != n_periods or n_periods < 1:
         raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
-    cycle = np.asarray(orbit.crawled[orbit.transient:], dtype=bool)     # (L, N)
+    cycle = np.asarray(orbit.active[orbit.transient:], dtype=bool)     # (L, N)
     L = cycle.shape[0]
     alpha2 = model.alpha ** 2
     s = np.zeros(model.n_sources)
