@@ -801,8 +801,10 @@ class PrintedIndexCheck:
     def table(self) -> str:
         lines = ["largest |exact - by definition| on x_1..x_6: " + f"{self.by_definition_gap:.1e}",
                  f"printed - exact on x_1..x_5, source 1: {np.round(self.gap[0, :5], 3)}",
-                 "printed - exact on x_1..x_14, per source: smallest "
-                 f"{np.round(self.gap.min(axis=1), 3)}, largest {np.round(self.gap.max(axis=1), 3)}"]
+                 "printed - exact on x_1..x_14, smallest per source: "
+                 + ", ".join(f"{v:.3f}" for v in self.gap.min(axis=1)),
+                 "printed - exact on x_1..x_14, largest per source: "
+                 + ", ".join(f"{v:.3f}" for v in self.gap.max(axis=1))]
         lines += [f"deterministic model, M={M}: exact index {w:.3f}, printed 2018 form {pr:.3f}, greedy {gr:.3f}"
                   for M, (w, pr, gr) in self.orbit.items()]
         return "\n".join(lines)
@@ -1456,7 +1458,8 @@ class TableTwoClaims:
         lines.append(self.best.table("M=1, deterministic best, projected very close"))
         e = self.better.evidence
         lines.append(self.better.table("M=2, projected better than deterministic (paired, 95%)"))
-        lines.append(f"  (sweep: projected learned minus gamma*, M=2, {e['sweep_min']:+.2f} to {e['sweep_max']:+.2f})")
+        lines.append(f"  (sweep, M=2: reward of the projected learned index minus gamma*'s, "
+                     f"{e['sweep_min']:+.2f} to {e['sweep_max']:+.2f})")
         main = self.projection.evidence["main"]
         proj = self.projection.table("projection matters (with minus without above 1 for both M)")
         head, rest = proj.split("\n", 1)
