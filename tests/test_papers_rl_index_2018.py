@@ -179,6 +179,9 @@ def test_printed_index_check_reproduces_the_notebook():
     np.testing.assert_allclose(check.orbit[1], [260.390, 257.965, 260.390], atol=5e-4)
     np.testing.assert_allclose(check.orbit[2], [337.775, 327.447, 327.447], atol=5e-4)
     assert not check.printed_is_exact
+    # the table prints the whole range x_1..x_14 the note quotes ("up to" the largest gap)
+    assert "largest per source: " + ", ".join(f"{v:.3f}" for v in check.gap.max(axis=1)) in check.table()
+    assert check.gap.min() > 0                        # above the exact index on every visited state
     cmp = Comparison(NB)
     B.record_printed_index(cmp, check)
     row = cmp.row("Sec. IV-A", "index", "the printed lambda^i(x) is the Whittle index of the deterministic model")
@@ -250,7 +253,13 @@ def test_summarise_sweep_stacks_paired_differences():
     assert sweep.p_values == (0.1, 0.2)
     assert [r[1:] for r in sweep.readings()] == [("threshold", 0, 0.05), ("threshold", 1, 0.5),
                                                   ("state", 0, 0.05), ("state", 1, 0.5)]
-    assert "threshold, 0.05" in sweep.table()
+    text = sweep.table()
+    assert "threshold, 0.05" in text
+    assert "M=1: reward of the learned-index policy minus reward of gamma* (paired, mean of 2)" in text
+    # the summary line of the column "none" is the range of the printed means, per a0
+    free = diff[..., 2, :].mean(axis=0)[:, 0]
+    assert f"  a0=0.05: {free.min():+.2f} to {free.max():+.2f}" in text
+    assert "  range per p: p=0.1 0-0, p=0.2 0-0" in text
     with pytest.raises(ValueError, match="end with None"):
         B.summarise_sweep(B.SweepConfig(MODEL, ps=(None, 0.1)), [])
 
@@ -265,6 +274,13 @@ def test_projection_order_counts_per_learner():
     assert r.verdicts[MAIN.label()] is True               # source 2: median 200 per 1e5
     assert r.verdicts["threshold, a0=0.5, p=0.1"] is True  # 1000 per 1e5: the upper end
     assert sum(r.verdicts.values()) == 2 and len(r.verdicts) == 1 + 2 * 2 * 2
+    # every verdict is printed: the main run on its own line, the sweep as a grid by p
+    lines = r.table("claim").splitlines()
+    assert lines[0] == "claim: holds under 2 of 9 readings"
+    assert lines[1] == f"  {MAIN.label()}: holds"
+    assert lines[2].split() == ["reading", "p=0.1", "p=0.2"]
+    assert lines[4].split() == ["threshold,", "a0=0.5", "holds", "fails"]
+    assert len(lines) == 7
     cmp = Comparison(NB)
     B.record_projection_order(cmp, r)
     row = cmp.row("Fig. 1", "projection", "the projection acts of the order of 10^2 times in 10^5 iterations")
@@ -317,6 +333,11 @@ def test_claims_after_table_two_under_their_readings():
     assert all(claims.projection.verdicts.values())                     # +9.5, +13, and 5 > 1 in the sweep
     np.testing.assert_allclose(claims.gaps["exact index"]["Greedy"], (-5.0, 0.0), atol=1e-9)
     assert claims.projection.summary == "holds under 9 of 9 readings"
+    text = claims.table()      # every verdict the record functions keep is printed
+    assert "M=2, projected better than deterministic (paired, 95%): holds under 2 of 3 readings" in text
+    assert "  against the exact index (+3.00 ± 0.00): holds" in text
+    assert "projection matters (with minus without above 1 for both M): holds under 9 of 9" in text
+    assert "M=1 +9.50 ± 0.00, M=2 +13.00 ± 0.00" in text
 
 
 def test_greedy_comparison_and_subsidy_rows():
@@ -329,6 +350,8 @@ def test_greedy_comparison_and_subsidy_rows():
     # 233.0 is within twice the tolerance (0.365) of 232.47 for M=1 only
     assert greedy.within[j].tolist() == [True, False]
     assert greedy.permutation.sum() == 46
+    # the paper's values sit in their own row, not over the sd column
+    assert greedy.table().splitlines()[1].split() == ["paper", "(one", "run)", "232.47", "322.72"]
     state = B.subsidy_at_state(table, paper)
     assert [r[:2] for r in state.rows] == [(1, "Stochastic without Projection"), (1, "Stochastic with Projection"),
                                            (2, "Stochastic without Projection"), (2, "Stochastic with Projection")]

@@ -800,7 +800,11 @@ class PrintedIndexCheck:
 
     def table(self) -> str:
         lines = ["largest |exact - by definition| on x_1..x_6: " + f"{self.by_definition_gap:.1e}",
-                 f"printed - exact on x_1..x_5, source 1: {np.round(self.gap[0, :5], 3)}"]
+                 f"printed - exact on x_1..x_5, source 1: {np.round(self.gap[0, :5], 3)}",
+                 "printed - exact on x_1..x_14, smallest per source: "
+                 + ", ".join(f"{v:.3f}" for v in self.gap.min(axis=1)),
+                 "printed - exact on x_1..x_14, largest per source: "
+                 + ", ".join(f"{v:.3f}" for v in self.gap.max(axis=1))]
         lines += [f"deterministic model, M={M}: exact index {w:.3f}, printed 2018 form {pr:.3f}, greedy {gr:.3f}"
                   for M, (w, pr, gr) in self.orbit.items()]
         return "\n".join(lines)
@@ -1083,14 +1087,21 @@ class SweepSummary:
         p_labels = [f"p={v}" for v in self.p_values] + ["none"]
         lines = []
         for c, M in enumerate(self.config.Ms):
-            lines += [f"M={M}: learned index minus gamma* (paired, mean of {R})",
+            lines += [f"M={M}: reward of the learned-index policy minus reward of gamma* (paired, mean of {R})",
                       f"  {'subsidy, a0':22s}" + "".join(f"{lab:>9s}" for lab in p_labels)]
             lines += [f"  {sub + ', ' + str(a0):22s}" + "".join(f"{v:+9.2f}" for v in self.diff[:, s, a, :, c].mean(axis=0))
                       for s, sub, a, a0 in self.readings()]
+        free = self.diff[..., P, :].mean(axis=0)                    # (S, A, M): column "none"
+        lines.append("column none, range over both subsidy readings and both M, per a0:")
+        lines += [f"  a0={a0}: {free[:, a].min():+.2f} to {free[:, a].max():+.2f}"
+                  for a, a0 in enumerate(self.config.a0s)]
         lines += ["projections per 1e5 iterations, per learner (median over sources and replications)",
                   f"  {'subsidy, a0':22s}" + "".join(f"{lab:>9s}" for lab in p_labels[:-1])]
-        lines += [f"  {sub + ', ' + str(a0):22s}" + "".join(f"{np.median(self.projections[:, s, a, v]):9.0f}" for v in range(P))
+        med = np.median(self.projections, axis=(0, 4))                # (S, A, P)
+        lines += [f"  {sub + ', ' + str(a0):22s}" + "".join(f"{med[s, a, v]:9.0f}" for v in range(P))
                   for s, sub, a, a0 in self.readings()]
+        lines.append("  range per p: " + ", ".join(f"p={pv} {med[..., v].min():.0f}-{med[..., v].max():.0f}"
+                                                    for v, pv in enumerate(self.p_values)))
         return "\n".join(lines)
 
 
@@ -1123,6 +1134,25 @@ class ClaimReadings:
     def summary(self) -> str:
         held = sum(bool(v) for v in self.verdicts.values())
         return f"holds under {held} of {len(self.verdicts)} readings"
+
+    def table(self, claim: str) -> str:
+        """The claim, its count, and the verdict under every reading: readings named
+        ``"<row>, p=<p>"`` as a grid of rows by ``p``, the others one a line."""
+        word = {True: "holds", False: "fails"}
+        lines = [f"{claim}: {self.summary}"]
+        grid: dict = {}
+        for key, held in self.verdicts.items():
+            row, sep, pv = key.rpartition(", p=")
+            if sep and "(" not in key:
+                grid.setdefault(row, {})[pv] = word[bool(held)]
+            else:
+                lines.append(f"  {key}: {word[bool(held)]}")
+        if grid:
+            cols = list(dict.fromkeys(pv for r in grid.values() for pv in r))
+            lines.append(f"  {'reading':22s}" + "".join(f"{'p=' + pv:>8s}" for pv in cols))
+            lines += [f"  {row:22s}" + "".join(f"{r.get(pv, '-'):>8s}" for pv in cols)
+                      for row, r in grid.items()]
+        return "\n".join(lines)
 
 
 def projection_order(counts: ProjectionCounts, sweep: SweepSummary, main: MainRun) -> ClaimReadings:
@@ -1270,7 +1300,8 @@ class GreedyComparison:
 
     def table(self) -> str:
         g, names, perm = self.readings, self.readings.names, self.permutation
-        lines = [f"{'greedy reading':40s} {'M=1':>8s} {'M=2':>8s}  sd of one run   (paper {self.paper[0]}, {self.paper[1]})"]
+        lines = [f"{'greedy reading':40s} {'M=1':>8s} {'M=2':>8s}  sd of one run",
+                 f"{'paper (one run)':40s} {self.paper[0]:8.2f} {self.paper[1]:8.2f}"]
         for j in np.flatnonzero(~perm):
             sd_ = "stochastic run" if not g.fixed_schedule[j] else f"{g.run_sd[j, 0]:.2f}, {g.run_sd[j, 1]:.2f}"
             lines.append(f"{names[j]:40s} {self.values[j, 0]:8.2f} {self.values[j, 1]:8.2f}  {sd_}")
@@ -1424,7 +1455,16 @@ class TableTwoClaims:
         for label, gaps in self.gaps.items():
             lines.append(f"M=1, minus the {label} (paired, 95%):")
             lines += [f"  {n:32s} {m_:+7.2f} ± {h:.2f}" for n, (m_, h) in gaps.items()]
-        lines.append(f"projection matters: {self.projection.summary}")
+        lines.append(self.best.table("M=1, deterministic best, projected very close"))
+        e = self.better.evidence
+        lines.append(self.better.table("M=2, projected better than deterministic (paired, 95%)"))
+        lines.append(f"  (sweep, M=2: reward of the projected learned index minus gamma*'s, "
+                     f"{e['sweep_min']:+.2f} to {e['sweep_max']:+.2f})")
+        main = self.projection.evidence["main"]
+        proj = self.projection.table("projection matters (with minus without above 1 for both M)")
+        head, rest = proj.split("\n", 1)
+        lines += [head, "  main run, with minus without projection (paired, 95%): "
+                  + ", ".join(f"M={M} {m_:+.2f} ± {h:.2f}" for M, (m_, h) in main.items()), rest]
         return "\n".join(lines)
 
 
