@@ -32,8 +32,7 @@ Submodules load on first use (``wl.models.robots.<name>`` works without an impor
 matplotlib. Their public names are listed in each module's ``__all__``.
 """
 
-import importlib
-
+from ._lazy import lazy_submodules
 from .notebook_params import check_parameters
 
 _SUBMODULES = ("arms", "indices", "learning", "mdp", "models", "notebook_params", "papers",
@@ -43,12 +42,5 @@ __all__ = ["check_parameters", *_SUBMODULES]
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    # PEP 562: ``wl.plotting`` imports matplotlib only when a notebook asks for it.
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted([*globals(), *_SUBMODULES])
+# PEP 562: ``wl.plotting`` imports matplotlib only when a notebook asks for it.
+__getattr__, __dir__ = lazy_submodules(__name__, _SUBMODULES, globals)

@@ -12,17 +12,10 @@ Imports run one way: ``papers`` -> ``models`` -> the core, never back. Submodule
 use, so ``wl.models.robots`` needs no import of its own.
 """
 
-import importlib
+from .._lazy import lazy_submodules
 
 _SUBMODULES = ("caching", "crawling", "crawling_policies", "robots")
 __all__ = list(_SUBMODULES)
 
 
-def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted([*globals(), *_SUBMODULES])
+__getattr__, __dir__ = lazy_submodules(__name__, _SUBMODULES, globals)

@@ -281,24 +281,32 @@ class SingleRunVerdict:
     ----------
     satisfied, runs : int
         How many of our runs satisfy the claim, out of how many.
-    share_low, share_high : float
-        95% Wilson interval of the share (:func:`whittle_lib.stats.share_interval`).
-    holds : bool
-        More than half of the runs satisfy it. Not the recorded verdict: the records use
-        :attr:`verdict`, which also accounts for the number of runs.
     """
+
+    satisfied: int
+    runs: int
+
+    @property
+    def share_low(self) -> float:
+        """Lower end of the 95% Wilson interval of the share (:func:`whittle_lib.stats.share_interval`)."""
+        return share_interval(self.satisfied, self.runs).low
+
+    @property
+    def share_high(self) -> float:
+        """Upper end of the same interval."""
+        return share_interval(self.satisfied, self.runs).high
+
+    @property
+    def holds(self) -> bool:
+        """More than half of the runs satisfy it. Not the recorded verdict: the records use
+        :attr:`verdict`, which also accounts for the number of runs."""
+        return 2 * self.satisfied > self.runs
 
     @property
     def verdict(self) -> bool | None:
         """True if the share's 95% interval lies above 1/2, False if below, None if it
         contains 1/2 (too few runs to tell: the reading cannot carry a verdict)."""
         return one_run_verdict(self.satisfied, self.runs)
-
-    satisfied: int
-    runs: int
-    share_low: float
-    share_high: float
-    holds: bool
 
     @property
     def verdict_text(self) -> str:
@@ -335,10 +343,7 @@ def judge_single_runs(values, low: float, high: float) -> SingleRunVerdict:
         raise ValueError(f"values must be a non-empty 1-d array, got shape {values.shape}")
     if not low <= high:
         raise ValueError(f"low must not exceed high, got {low!r} > {high!r}")
-    ok = int(np.sum((values >= low) & (values <= high)))
-    ci = share_interval(ok, values.size)
-    lo, hi = ci.low, ci.high
-    return SingleRunVerdict(ok, int(values.size), lo, hi, 2 * ok > values.size)
+    return SingleRunVerdict(int(np.sum((values >= low) & (values <= high))), int(values.size))
 
 
 def _run_job(model, job) -> LSPEResult:
