@@ -1031,7 +1031,8 @@ class PolicyComparison:
         lines += [f"  {name:28s} {exact:9.4f}" for name, (exact, _) in list(self.costs.items())[4:]]
         opt = self.optimum
         lines.append(f"  optimum: {opt.vi_iterations} value-iteration sweeps, {opt.pi_iterations} "
-                     f"policy-iteration steps, Bellman residual {opt.residual:.1e}")
+                     f"policy-iteration steps, Bellman residual "
+                     + (f"{opt.residual:.1e}" if opt.residual >= 1e-9 else "below 1e-09"))
         return "\n".join(lines)
 
     def evidence(self) -> str:

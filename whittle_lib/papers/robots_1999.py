@@ -850,6 +850,11 @@ class Lemma4Check:
     outside: dict
 
 
+def _rounding_bound(residual: float, bound: float) -> str:
+    """A rounding-level residual as a bound (its last digits depend on the CPU's kernels)."""
+    return f"below {bound:.0e}" if residual < bound else f"{residual:.1e}"
+
+
 def check_lemma4(lam: float, mu: float, gamma: float, instances) -> Lemma4Check:
     """Lemma 4 of [TLNC99]_ ("the MDP is communicating") on each ``(K, N)`` of ``instances``,
     by the communicating classes of the accessibility graph
@@ -1615,8 +1620,9 @@ class MDPStructureCheck:
                 f"levels {ex.levels};\n  transient besides level 0: "
                 f"{ex.transient_at_level_2}\nProposition 3: largest spread max_x W*(x) - min_x "
                 f"W*(x) over {self.proposition3_instances} instances: "
-                f"{self.proposition3_spread:.0e}\neq. (25): largest gap between per-epoch and time "
-                f"averages over {len(self.eq25_gaps)} policies: {max(self.eq25_gaps):.0e}")
+                f"{_rounding_bound(self.proposition3_spread, 1e-9)}\neq. (25): largest gap between "
+                f"per-epoch and time averages over {len(self.eq25_gaps)} policies: "
+                f"{_rounding_bound(max(self.eq25_gaps), 1e-10)}")
         return _with_verdicts(
             text, cmp, ("Lemma 4", "the MDP is communicating"),
             ("Sec. 3 text", "two recurrent classes (levels r=1 and r=2) and transient states: "
