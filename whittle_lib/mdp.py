@@ -678,7 +678,9 @@ def _warm_start(mdp: FiniteMDP, discount: float, sweeps: int, policy: np.ndarray
 def _policy_iteration_discounted(mdp, discount, policy, max_iter, method, tol, inner, v):
     n = mdp.n_states
     states = np.arange(n)
-    tight = method == "direct"  # a direct evaluation is exact: no second pass needed
+    # A direct evaluation is exact, and after a warm start the policy is mostly optimal: no
+    # loose first pass in either case.
+    tight = method == "direct" or inner > 0
     for k in range(1, max_iter + 1):
         P = _policy_matrix(mdp, policy)
         r = mdp.rewards[policy, states]
@@ -1241,7 +1243,9 @@ def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
     """Multichain policy iteration ([P94]_, Algorithm 9.2.1), maximising. ``x``: a first guess
     for an iterative evaluation (see :func:`_unichain_evaluation`)."""
     cols = np.arange(mdp.n_states)
-    tight = method == "direct"  # a direct evaluation is exact: no second pass needed
+    # A direct evaluation is exact, and after a warm start the policy is mostly optimal: no
+    # loose first pass in either case.
+    tight = method == "direct" or inner > 0
     x = np.zeros(mdp.n_states) if x is None else x
     for k in range(1, max_iter + 1):
         if method == "direct":
@@ -1331,7 +1335,7 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
         term (a multichain policy is factorised instead); it is warm-started from the previous
         policy's value, solved to a relative residual of ``1e-6`` until the policy stops
         changing, then once more to ``tol``, and the policy must survive that evaluation's
-        improvement step too. ``"auto"`` factorises when the LU factors stay sparse (at most
+        improvement step too (after a warm start every evaluation is solved to ``tol``). ``"auto"`` factorises when the LU factors stay sparse (at most
         1000 states, deterministic transitions, or a pattern that reverse Cuthill-McKee makes
         banded: queues, birth-death chains) and iterates otherwise (random, expander-like
         patterns, where LU fills in).
