@@ -6,7 +6,7 @@ Models (fixed seeds):
   with uniform weights normalised, rewards uniform on [0, 1); the pattern of QuantEcon.py
   issue #858, where a sparse LU of ``I - beta P_pi`` fills in.
 * ``birth_death``: a queue of ``n`` places; a customer arrives with probability 0.4 and leaves
-  with probability 0.35 (slow service, action 0) or 0.6 (fast, action 1); reward ``-0.01 x``
+  with probability 0.35 (slow service, action 0) or 0.6 (fast, action 1); reward ``-0.1 x``
   minus 0.5 for fast service. A tridiagonal chain: its LU has no fill-in.
 
 Peers: mdpsolver's best of its three algorithms (``pi``, ``mpi``, ``vi``, each at tolerance
@@ -57,8 +57,12 @@ def birth_death(n: int) -> mdp.FiniteMDP:
         down = np.where(x > 0, service, 0.0)
         mats.append(sparse.diags_array([down[1:], 1.0 - up - down, up[:-1]], offsets=[-1, 0, 1],
                                        format="csr"))
-    rewards = np.stack([-0.01 * x, -0.01 * x - 0.5])
+    rewards = np.stack([-0.1 * x, -0.1 * x - 0.5])
     return mdp.FiniteMDP(tuple(mats), rewards)
+
+
+def _values(solution) -> np.ndarray:
+    return solution.value if isinstance(solution, mdp.DiscountedSolution) else solution.bias
 
 
 def _fresh(model: mdp.FiniteMDP) -> mdp.FiniteMDP:
@@ -223,7 +227,8 @@ def birth_death_100000() -> None:
                 lambda m: mdp.policy_iteration(m, discount=discount), one_lu,
                 "one sparse LU solve, same n",
                 lambda ours, _: (f"{ours.iterations} evaluations ({ours.method}), residual "
-                                 f"{ours.residual:.1e}"),
+                                 f"{ours.residual:.1e} (values up to "
+                                 f"{np.abs(_values(ours)).max():.1e})"),
                 ours_setup=lambda: _fresh(model))
     peer = quiet_import("mdpsolver")
     if peer:
