@@ -1335,7 +1335,8 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
         term (a multichain policy is factorised instead); it is warm-started from the previous
         policy's value, solved to a relative residual of ``1e-6`` until the policy stops
         changing, then once more to ``tol``, and the policy must survive that evaluation's
-        improvement step too (after a warm start every evaluation is solved to ``tol``). ``"auto"`` factorises when the LU factors stay sparse (at most
+        improvement step too (after a warm start every evaluation is solved to ``tol``).
+        ``"auto"`` factorises when the LU factors stay sparse (at most
         1000 states, deterministic transitions, or a pattern that reverse Cuthill-McKee makes
         banded: queues, birth-death chains) and iterates otherwise (random, expander-like
         patterns, where LU fills in).

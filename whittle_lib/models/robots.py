@@ -564,7 +564,8 @@ def robots_dynamic_optimum(
         Robots in the pool.
     method : {"policy_iteration", "relative_value_iteration"}
         ``"policy_iteration"``: exact (multichain policy iteration, warm-started by relative
-        value iteration, incumbent the static policy ``pi_N``). ``"relative_value_iteration"``: Proposition 4 as the paper ran it,
+        value iteration, incumbent the static policy ``pi_N``).
+        ``"relative_value_iteration"``: Proposition 4 as the paper ran it,
         with ``tau``, ``tol``, ``stopping`` and the reference state ``x_hat``.
     tau, tol, stopping, reference_state, max_iter
         Passed to :func:`whittle_lib.mdp.relative_value_iteration` (``reference_state`` as a
