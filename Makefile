@@ -74,15 +74,23 @@ test-portable: $(STAMP)
 machines: $(STAMP)
 	$(BIN)/python tools/machines.py list
 
-bench: $(STAMP)
-	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+# The benchmark suite (benchmarks/README.md): our times against the peers' in the same run, one
+# thread. The peers are the 'bench' extra, installed on first use. BENCH_ARGS="-k robots" or
+# "--quick" selects cases.
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 # Regenerate the lock file from a clean venv built from pyproject.toml alone.
 lock:
 	rm -rf build/lockenv
 	$(PYTHON) -m venv build/lockenv
-	build/lockenv/bin/python -m pip install --quiet '.[$(EXTRAS)]'
-	{ sed -n '1,3p' requirements/constraints.txt; build/lockenv/bin/python -m pip freeze --exclude-editable | grep -v -i '^whittle'; } > build/constraints.txt
+	build/lockenv/bin/python -m pip install --quiet '.[$(EXTRAS),bench]'
+	{ sed -n '1,5p' requirements/constraints.txt; build/lockenv/bin/python -m pip freeze --exclude-editable | grep -v -i '^whittle'; } > build/constraints.txt
 	mv build/constraints.txt requirements/constraints.txt
 
 # Untracked build output only: the stored notebooks, figures, results and REPLICATION.md are

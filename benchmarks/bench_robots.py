@@ -1,15 +1,22 @@
-"""Time to solve the 45 robots MDPs of Tables 1 and 2 (Talim, Liu, Nain, Coffman 1999).
+"""The 45 robots MDPs of Tables 1 and 2 (Talim, Liu, Nain, Coffman 1999), solved exactly.
 
-    .venv/bin/python benchmarks/bench_robots.py
-
-Table 1: pool N_s; Table 2: a non-binding pool (3 N_s). Each MDP is solved exactly by
-multichain policy iteration and by relative value iteration as the paper ran it
-(tau = 0.99999, relative stopping rule 1e-5). Prints one line per table and method: the
-number of MDPs, the states of the largest, the total wall time (best of 3 repetitions).
+Table 1: a pool of ``N_s`` robots (27 MDPs); Table 2: a non-binding pool ``3 N_s`` (18 MDPs);
+up to 5,059 states. Ours: the exact optimum as ``models/robots.py`` computes it (multichain
+policy iteration with LU evaluations, warm-started by relative value iteration), on the models
+built beforehand. References, on the same models: pymdptoolbox's relative value iteration
+(``epsilon = 1e-8``; its layout has no disallowed actions, so a disallowed action gets the
+allowed action's row and a reward of ``-1e6``), and our policy iteration from the static
+policy without the warm start (the path before issue 24). Agreement: the largest difference
+of the optimal average costs, and whether ours are bit for bit the old path's.
 """
 
-import time
+from __future__ import annotations
 
+import numpy as np
+from scipy import sparse
+
+from harness import case, compare, quiet_import, quietly
+from whittle_lib import mdp
 from whittle_lib.models import robots as Q
 
 MU = 1.0
@@ -19,28 +26,55 @@ TABLE2 = [(lam, K, g) for lam, K, g in ROWS if lam != 0.01]   # Table 2: 18 rows
 
 
 def instances():
-    for table, rows, pool in (("Table 1", ROWS, 1), ("Table 2", TABLE2, 3)):
-        yield table, [(lam, K, g, pool * Q.robots_static_optimum(lam, MU, g, K).N)
-                      for lam, K, g in rows]
+    """``(lam, K, gamma, N)`` of the 45 MDPs: Table 1's pools ``N_s``, Table 2's ``3 N_s``."""
+    return [(lam, K, g, pool * Q.robots_static_optimum(lam, MU, g, K).N)
+            for rows, pool in ((ROWS, 1), (TABLE2, 3)) for lam, K, g in rows]
 
 
-def main():
-    print(f"{'table':8s} {'method':26s} {'MDPs':>4s} {'max states':>10s} {'best of 3 (s)':>13s}")
-    total = {}
-    for table, inst in instances():
-        largest = max(Q.robots_state_space(K, N).n_states for _, K, _, N in inst)
-        for method in ("policy_iteration", "relative_value_iteration"):
-            times = []
-            for _ in range(3):
-                t0 = time.perf_counter()
-                for lam, K, g, N in inst:
-                    Q.robots_dynamic_optimum(lam, MU, g, K, N, method=method)
-                times.append(time.perf_counter() - t0)
-            total[method] = total.get(method, 0.0) + min(times)
-            print(f"{table:8s} {method:26s} {len(inst):4d} {largest:10d} {min(times):13.2f}")
-    for method, t in total.items():
-        print(f"{'all 45':8s} {method:26s} {45:4d} {'':10s} {t:13.2f}")
+def _toolbox_layout(model: mdp.FiniteMDP):
+    P, R = [], []
+    for a in range(model.n_actions):
+        other = model.transitions[1 - a]
+        keep = sparse.diags_array(model.allowed[a].astype(float))
+        swap = sparse.diags_array((~model.allowed[a]).astype(float))
+        P.append(sparse.csr_matrix(keep @ model.transitions[a] + swap @ other))
+        R.append(np.where(model.allowed[a], model.rewards[a], -1e6))
+    return P, np.array(R).T
 
 
-if __name__ == "__main__":
-    main()
+@case("robots.tables_1_2.policy_iteration", quick=False)
+def robots_tables() -> None:
+    built = [Q.robots_mdp(lam, MU, g, K, N) for lam, K, g, N in instances()]
+
+    def ours():
+        return [Q._exact_solution(m, space) for m, space in built]
+
+    def before():
+        return [mdp.policy_iteration(m, policy0=Q.static_policy(space), evaluation="direct")
+                for m, space in built]
+
+    def same_bits(new, old):
+        equal = all(a.gain == b.gain and np.array_equal(a.bias, b.bias) for a, b in zip(new, old))
+        gap = max(abs(a.gain - b.gain) for a, b in zip(new, old))
+        return f"max |cost difference| {gap:.1e}; gains and biases bit for bit: {equal}"
+
+    compare("robots.tables_1_2.policy_iteration", ours, before,
+            "ours before (PI from static)", same_bits, repeats=3)
+
+    toolbox = quiet_import("mdptoolbox.mdp")
+    if toolbox:
+        layouts = [_toolbox_layout(m) for m, _ in built]
+
+        def rvi():
+            gains = []
+            for P, R in layouts:
+                with quietly():
+                    run = toolbox.RelativeValueIteration(P, R, epsilon=1e-8, max_iter=10**6)
+                    run.run()
+                gains.append(float(run.average_reward))
+            return gains
+
+        compare("robots.tables_1_2.policy_iteration", ours, rvi, "pymdptoolbox RVI eps 1e-8",
+                lambda new, gains: "max |cost difference| "
+                f"{max(abs(a.gain - g) for a, g in zip(new, gains)):.1e} (RVI's span rule "
+                "bounds its error by 1e-8)", repeats=1)

@@ -295,3 +295,255 @@ def test_operator_policy_iteration_is_policy_iteration_on_matrices(objective):
         mdp.operator_policy_iteration(q, ev, n, objective="maximise")
     with pytest.raises(ValueError, match="^vi_tol must be"):
         mdp.operator_policy_iteration(q, ev, n, vi_tol=0)
+
+
+# --- evaluation by structure, Krylov against LU, batched RVI (issue 24) ----------------------
+
+
+def sparse_random_mdp(n, seed, nnz=6, A=2):
+    """Random columns and weights: a pattern whose LU fills in (``evaluation="auto"`` iterates)."""
+    rng = np.random.default_rng(seed)
+    mats = []
+    for _ in range(A):
+        rows = np.repeat(np.arange(n), nnz)
+        P = sparse.csr_array((rng.random(n * nnz), (rows, rng.integers(0, n, n * nnz))),
+                             shape=(n, n))
+        P = sparse.diags_array(1.0 / P.sum(axis=1)) @ P
+        mats.append(sparse.csr_array(P))
+    return mdp.FiniteMDP(tuple(mats), rng.random((A, n)))
+
+
+def birth_death_mdp(n):
+    x = np.arange(n)
+    mats = []
+    for service in (0.35, 0.6):
+        up, down = np.where(x < n - 1, 0.4, 0.0), np.where(x > 0, service, 0.0)
+        mats.append(sparse.diags_array([down[1:], 1.0 - up - down, up[:-1]], offsets=[-1, 0, 1],
+                                       format="csr"))
+    return mdp.FiniteMDP(tuple(mats), np.stack([-0.01 * x, -0.01 * x - 0.5]))
+
+
+def test_auto_evaluation_follows_the_structure():
+    from whittle_lib.models import robots
+    assert not sparse_random_mdp(1500, 0)._direct_preferred       # expander: LU fills in
+    assert birth_death_mdp(5000)._direct_preferred                  # tridiagonal
+    assert robots.robots_mdp(0.05, 1.0, 2.4, 15, 69)[0]._direct_preferred  # a grid of 16 rows
+    assert random_mdp(40, 2, 0, 0.2)._direct_preferred             # small: always direct
+    n = 3000  # deterministic: every row has one non-zero, no fill-in
+    shift = sparse.csr_array((np.ones(n), (np.arange(n), (np.arange(n) * 7 + 1) % n)))
+    assert mdp.FiniteMDP((shift, sparse.identity(n, format="csr")),
+                         np.zeros((2, n)))._direct_preferred
+
+
+def test_policy_matrix_is_the_fancy_indexed_rows():
+    # the index arithmetic must give the very arrays of SciPy's row indexing (bits downstream)
+    model = sparse_random_mdp(300, 1, A=3)
+    policy = np.random.default_rng(2).integers(0, 3, 300)
+    fast = mdp.policy_transition_matrix(model, policy)
+    slow = sparse.csr_array(model._stacked[300 * policy + np.arange(300)])
+    for name in ("data", "indices", "indptr"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_krylov_evaluation_against_lu_within_its_residual_bound(seed):
+    model = sparse_random_mdp(1200, seed)
+    policy = np.random.default_rng(seed).integers(0, 2, 1200)
+    P, r = mdp._policy_matrix(model, policy), model.rewards[policy, np.arange(1200)]
+    beta = 0.99
+    v_it, iterations = mdp._evaluate_discounted(P, r, beta, "iterative", np.zeros(1200), 1e-12)
+    v_lu, _ = mdp._evaluate_discounted(P, r, beta, "direct", np.zeros(1200), 1e-12)
+    residual = np.abs(v_it - beta * (P @ v_it) - r).max()
+    assert 0 < iterations < 200 and residual <= 1e-12 * (1 + np.abs(v_it).max())
+    # ||(I - beta P)^{-1}||_inf = 1 / (1 - beta): the error is at most residual / (1 - beta),
+    # plus the LU's own rounding (a few ulps of |v| ~ 100)
+    assert np.abs(v_it - v_lu).max() <= residual / (1 - beta) + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_iterative_policy_iteration_against_direct_and_value_iteration(seed):
+    model = sparse_random_mdp(1500, seed)
+    it = mdp.policy_iteration(model, discount=0.95)
+    direct = mdp.policy_iteration(model, discount=0.95, evaluation="direct")
+    vi = mdp.value_iteration(model, discount=0.95, epsilon=1e-9)
+    mpi = mdp.modified_policy_iteration(model, discount=0.95, epsilon=1e-9)
+    assert it.method == "iterative" and direct.method == "direct"
+    np.testing.assert_array_equal(it.policy, direct.policy)
+    np.testing.assert_array_equal(vi.policy, direct.policy)
+    np.testing.assert_array_equal(mpi.policy, direct.policy)
+    # the reported Bellman residual bounds the value error by residual / (1 - beta)
+    assert it.residual < 1e-9
+    np.testing.assert_allclose(it.value, direct.value, atol=it.residual / 0.05 + 1e-11)
+    # value iteration and MPI with the span rule: within epsilon / 2 of the optimum
+    np.testing.assert_allclose(vi.value, direct.value, atol=0.5e-9)
+    np.testing.assert_allclose(mpi.value, direct.value, atol=0.5e-9)
+    # a warm start changes the path, not the optimum
+    warm = mdp.policy_iteration(model, discount=0.95, evaluation="direct", warm_start=30)
+    np.testing.assert_array_equal(warm.policy, direct.policy)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_iterative_average_policy_iteration_against_direct_and_rvi(seed):
+    model = sparse_random_mdp(1500, seed)
+    it = mdp.policy_iteration(model)
+    direct = mdp.policy_iteration(model, evaluation="direct")
+    rvi = mdp.relative_value_iteration(model, stopping="span", tol=1e-11)
+    assert it.method == "iterative" and it.converged
+    np.testing.assert_array_equal(it.policy, direct.policy)
+    # gains: the bias equations are solved to a 1e-12 relative residual on both sides
+    assert it.gain == pytest.approx(direct.gain, abs=1e-11)
+    assert rvi.gain == pytest.approx(direct.gain, abs=1e-11)  # span rule: error <= tol
+    np.testing.assert_allclose(it.bias, direct.bias, atol=1e-9)
+    assert it.residual < 1e-10
+
+
+def test_iterative_evaluation_factorises_a_multichain_policy():
+    # the first policy (action 0 everywhere) has two absorbing states: no unichain equations
+    P0 = np.array([[1, 0], [0, 1.0]])
+    P1 = np.array([[0, 1.0], [0, 1]])
+    model = mdp.FiniteMDP((P0, P1), np.array([[1.0, 2.0], [1.0, 2.0]]))
+    sol = mdp.policy_iteration(model, policy0=np.array([0, 0]), evaluation="iterative")
+    assert sol.gain == pytest.approx(2.0) and sol.policy[0] == 1
+
+
+@pytest.mark.parametrize("discount", [0.9, 1.0])
+def test_iterative_policy_iteration_against_a_dense_solve(discount):
+    rng = np.random.default_rng(11)
+    P = rng.random((3, 30, 30)) + 0.01  # positive: every policy unichain
+    P /= P.sum(axis=2, keepdims=True)
+    r = rng.normal(size=(3, 30))
+    dense = mdp.dense_policy_iteration(P, r, discount=discount)
+    sol = mdp.policy_iteration(mdp.FiniteMDP(list(P), r), discount=discount,
+                               evaluation="iterative")
+    np.testing.assert_array_equal(sol.policy, dense.policy)
+    if discount < 1:  # residual 1e-12 relative: values ~10, errors below 1e-10
+        np.testing.assert_allclose(sol.value, dense.value, atol=1e-10)
+    else:
+        assert sol.gain == pytest.approx(dense.gain, abs=1e-11)
+
+
+def test_banded_chain_takes_the_direct_path_and_is_exact():
+    model = birth_death_mdp(3000)
+    sol = mdp.policy_iteration(model)
+    assert sol.method == "direct" and sol.converged
+    # optimality: T h = h + g everywhere, up to LU rounding of biases of size ~1e3
+    assert sol.residual < 1e-8
+    threshold = np.flatnonzero(sol.policy[:200] == 1)
+    assert threshold.size and np.all(sol.policy[threshold[0]:200] == 1)  # serve fast from x*
+
+
+def _old_rvi(mdp_, tau, reference_state, tol, stopping, max_iter):
+    """The loop of relative_value_iteration before issue 24, verbatim: the reference for bits."""
+    h = np.zeros(mdp_.n_states)
+    others = np.ones(mdp_.n_states, dtype=bool)
+    others[reference_state] = False
+    for k in range(1, max_iter + 1):
+        Th = mdp_.q_values(h).max(axis=0)
+        h_new = (1 - tau) * h + tau * (Th - Th[reference_state])
+        if stopping == "relative":
+            delta = np.abs(h_new[others] - h[others])
+            base = np.abs(h[others])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(base > 0, delta / base, np.where(delta > 0, np.inf, 0.0))
+            statistic = float(ratio.max()) if ratio.size else 0.0
+        else:
+            diff = Th - h
+            statistic = float(diff.max() - diff.min())
+        h = h_new
+        if statistic < tol:
+            break
+    return h, k, statistic
+
+
+@pytest.mark.parametrize("stopping,tau,tol", [("relative", 0.99999, 1e-5), ("span", 0.5, 1e-9)])
+def test_one_reference_state_keeps_the_old_iterates_bit_for_bit(stopping, tau, tol):
+    from whittle_lib.models import robots
+    model, space = robots.robots_mdp(0.1, 1.0, 1.4, 5, 9)
+    ref = space.state(0, 1, 2)
+    h, k, statistic = _old_rvi(model, tau, ref, tol, stopping, 100_000)
+    sol = mdp.relative_value_iteration(model, tau=tau, reference_state=ref, tol=tol,
+                                       stopping=stopping)
+    assert sol.iterations == k and sol.residual == statistic
+    np.testing.assert_array_equal(sol.bias, h)
+    assert sol.gain == model.q_values(h).max(axis=0)[ref]
+
+
+@pytest.mark.parametrize("stopping", ["relative", "span", "norm"])
+def test_batched_rvi_follows_each_single_run(stopping):
+    model = random_mdp(25, 3, 4, 0.3)
+    refs = [0, 7, 24]
+    batch = mdp.relative_value_iteration(model, tau=0.7, reference_state=refs, tol=1e-9,
+                                         stopping=stopping)
+    assert isinstance(batch, mdp.RelativeValueBatch) and batch.converged.all()
+    for j, x in enumerate(refs):
+        one = mdp.relative_value_iteration(model, tau=0.7, reference_state=x, tol=1e-9,
+                                           stopping=stopping)
+        assert batch.iterations[j] == one.iterations
+        # a column of a sparse matrix-matrix product: the same sums as the matrix-vector one,
+        # equal to rounding whatever the library's loop order
+        np.testing.assert_allclose(batch.bias[:, j], one.bias, rtol=0, atol=1e-12)
+        assert batch.gain[j] == pytest.approx(one.gain, abs=1e-12)
+        np.testing.assert_array_equal(batch.policy[:, j], one.policy)
+
+
+def test_batched_rvi_reproduces_the_robots_sweep():
+    # papers.robots_1999.rvi_reference_sweep has its own loop over reference states; its
+    # pointwise reading is the "relative" rule and its norm reading the "norm" rule
+    from whittle_lib.models import robots
+    from whittle_lib.papers import robots_1999
+    model, space = robots.robots_mdp(0.1, 1.0, 1.4, 3, 4)
+    refs = [space.state(0, 1, 2), space.state(1, 1, 1), space.state(2, 0, 0), 5]
+    for h0 in ("zero", "cost"):
+        sweep = robots_1999.rvi_reference_sweep(model, refs, tau=0.99999, tol=1e-5, h0=h0)
+        start = None if h0 == "zero" else -model.rewards.max(axis=0)
+        for reading, rule in (("pointwise", "relative"), ("norm", "norm")):
+            batch = mdp.relative_value_iteration(model, tau=0.99999, reference_state=refs,
+                                                 tol=1e-5, stopping=rule, h0=start)
+            np.testing.assert_array_equal(batch.iterations, sweep.iterations[reading])
+            np.testing.assert_allclose(-batch.gain, sweep.estimate[reading], rtol=0, atol=1e-12)
+            np.testing.assert_array_equal(batch.policy, sweep.policy[reading])
+
+
+def test_a_callable_stopping_rule_is_applied_per_column():
+    model = random_mdp(12, 2, 1)
+    calls = []
+
+    def fixed_count(h_new, h, Th, refs):
+        calls.append(h.shape)
+        return np.where(np.full(refs.size, len(calls) >= 7), 0.0, 1.0)
+
+    batch = mdp.relative_value_iteration(model, reference_state=[1, 2], stopping=fixed_count,
+                                         tol=0.5)
+    assert batch.iterations.tolist() == [7, 7] and calls[0] == (12, 2)
+    one = mdp.relative_value_iteration(model, reference_state=3, stopping="span", tol=1e-10)
+    lo, hi = one.gain_bounds
+    assert lo <= one.gain <= hi and hi - lo < 1e-9  # the span rule's bracket
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: mdp.policy_iteration(m, evaluation="lu"), "evaluation must be"),
+    (lambda m: mdp.policy_iteration(m, warm_start=-1), "warm_start must be"),
+    (lambda m: mdp.policy_iteration(m, tol=0.0), "tol must be"),
+    (lambda m: mdp.value_iteration(m, discount=0.9, stopping="norm"), "stopping must be"),
+    (lambda m: mdp.modified_policy_iteration(m, discount=0.9, sweeps=-2), "sweeps must be"),
+    (lambda m: mdp.relative_value_iteration(m, reference_state=[0, 9]), "reference_state"),
+    (lambda m: mdp.relative_value_iteration(m, reference_state=[]), "at least one"),
+    (lambda m: mdp.relative_value_iteration(m, h0=np.zeros((3, 4))), "h0 must be"),
+])
+def test_new_arguments_are_validated(call, message):
+    with pytest.raises(ValueError, match=message):
+        call(_random_mdp(3, 2, 0))
+
+
+def test_robots_warm_start_keeps_the_optimum_bit_for_bit():
+    # the exact optimum of models/robots.py warm-starts policy iteration; the result must be
+    # the old path's to the bit (a Table 2 pool, where the old path took 30+ evaluations)
+    from whittle_lib.models import robots
+    model, space = robots.robots_mdp(0.05, 1.0, 2.4, 5, 69)
+    new = robots._exact_solution(model, space)
+    old = mdp.policy_iteration(model, policy0=robots.static_policy(space), evaluation="direct")
+    assert new.iterations < old.iterations
+    assert new.gain == old.gain
+    np.testing.assert_array_equal(new.bias, old.bias)
+    same_row = (space.s == robots.DEPARTURE) & (space.r == space.N)  # both actions one row
+    np.testing.assert_array_equal(new.policy[~same_row], old.policy[~same_row])

@@ -139,3 +139,29 @@ def test_gittins_indices_against_largest_remaining_index(seed):
     # two exact algorithms; 1e-10 covers the rounding of 6 x 6 solves
     np.testing.assert_allclose(indices.gittins_indices(arm.P1, arm.R1, discount=0.8),
                                expected, atol=1e-10)
+
+
+def test_mdpsolver_finds_our_policy_on_a_random_sparse_mdp():
+    # mdpsolver (C++, the [bench] extra) is an independent epsilon-optimal solver
+    mdpsolver = pytest.importorskip("mdpsolver")
+    rng = np.random.default_rng(5)
+    n = 1500
+    mats = []
+    for _ in range(2):
+        cols = np.array([rng.choice(n, 8, replace=False) for _ in range(n)])
+        vals = rng.random((n, 8))
+        vals /= vals.sum(axis=1, keepdims=True)
+        mats.append(np.zeros((n, n)))
+        np.put_along_axis(mats[-1], cols, vals, axis=1)
+    model = mdp.FiniteMDP([m for m in mats], rng.random((2, n)))
+    ours = mdp.policy_iteration(model, discount=0.99)  # iterative evaluation: a random pattern
+    assert ours.method == "iterative"
+    probs = [[m[x, m[x] > 0].tolist() for m in mats] for x in range(n)]
+    columns = [[np.flatnonzero(m[x]).tolist() for m in mats] for x in range(n)]
+    peer = mdpsolver.model()
+    peer.mdp(discount=0.99, rewards=model.rewards.T.tolist(), tranMatProbs=probs,
+             tranMatColumns=columns)
+    peer.solve(algorithm="mpi", tolerance=1e-9, parallel=False)
+    np.testing.assert_array_equal(np.array(peer.getPolicy()), ours.policy)
+    # its span rule makes its value 1e-9-optimal; ours has a Bellman residual below 1e-9
+    np.testing.assert_allclose(np.array(peer.getValueVector()), ours.value, atol=2e-9)

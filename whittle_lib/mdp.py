@@ -7,14 +7,20 @@ of shape ``(n,)``; a boolean mask says which actions are allowed in which state.
 Solvers
 -------
 value_iteration
-    discounted criterion, successive approximation with the standard epsilon-optimal stop.
+    discounted criterion, successive approximation with the span (or sup-norm) epsilon-optimal
+    stop.
+modified_policy_iteration
+    discounted criterion, a few evaluation sweeps per improvement (Puterman 1994, Sec. 6.5).
 relative_value_iteration
     average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4,
-    with their relative stopping rule (and the span rule as an option).
+    from one reference state or a batch of them at once, with a pluggable stopping rule (their
+    pointwise relative rule, the span rule, a norm rule, or the caller's own).
 policy_iteration
     discounted (Howard) and average reward; the average-reward version is Puterman's
     *multichain* policy iteration (Puterman 1994, Sec. 9.2), which is exact on communicating
-    MDPs whose intermediate policies are multichain, such as the robots MDP.
+    MDPs whose intermediate policies are multichain, such as the robots MDP. Each policy is
+    evaluated by a sparse LU factorisation or by a Krylov solver, chosen by the structure of
+    the chain (see :func:`policy_iteration`).
 backward_induction
     finite horizon.
 dense_policy_iteration
@@ -33,7 +39,9 @@ References
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -45,9 +53,12 @@ __all__ = [
     "FiniteMDP",
     "DiscountedSolution",
     "AverageSolution",
+    "RelativeValueBatch",
     "PolicyEvaluation",
     "value_iteration",
+    "modified_policy_iteration",
     "relative_value_iteration",
+    "STOPPING_RULES",
     "policy_iteration",
     "evaluate_policy",
     "policy_transition_matrix",
@@ -150,6 +161,19 @@ class FiniteMDP:
         q = self.rewards + discount * (self._stacked @ values).reshape(self.n_actions, -1)
         return np.where(self.allowed, q, -np.inf)
 
+    @cached_property
+    def _masked_rewards(self) -> np.ndarray:
+        """``rewards`` with ``-inf`` where an action is not allowed (for the Bellman maximum)."""
+        out = np.where(self.allowed, self.rewards, -np.inf)
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def _direct_preferred(self) -> bool:
+        """Whether a sparse LU factorisation of a policy's chain is cheap (see
+        :func:`policy_iteration`, ``evaluation="auto"``)."""
+        return _lu_is_cheap(self)
+
 
 @dataclass(frozen=True)
 class DiscountedSolution:
@@ -162,9 +186,19 @@ class DiscountedSolution:
     policy : ndarray of int, shape (n,)
         A greedy action in each state.
     iterations : int
+        Value iteration: sweeps. Policy iteration: policy evaluations (an iterative evaluation
+        of the final policy is repeated once at the full tolerance).
     residual : float
-        Sup norm of the last change of the value (value iteration) or 0 (policy iteration).
+        Sup norm of the Bellman residual ``T v - v`` of the returned ``value`` (policy and
+        modified policy iteration), or of the last change of the value (value iteration, sup
+        rule) or its span (span rule).
     converged : bool
+    method : str
+        How the policies were evaluated: ``"direct"`` (sparse LU), ``"iterative"`` (Krylov),
+        ``"sweeps"`` (modified policy iteration), ``"value iteration"``.
+    inner_iterations : int
+        Krylov iterations summed over all evaluations, or evaluation sweeps (modified policy
+        iteration), or warm-start sweeps (policy iteration with ``warm_start``).
     """
 
     value: np.ndarray
@@ -172,6 +206,8 @@ class DiscountedSolution:
     iterations: int
     residual: float
     converged: bool
+    method: str = "direct"
+    inner_iterations: int = 0
 
 
 @dataclass(frozen=True)
@@ -197,6 +233,12 @@ class AverageSolution:
     gain_bounds : tuple of float
         ``(min_x (Th - h)(x), max_x (Th - h)(x))``, which bracket the optimal gain of a
         weakly communicating MDP whatever ``h`` is ([P94]_, Thm. 8.5.5).
+    method : str
+        Policy iteration: how the policies were evaluated, ``"direct"`` (sparse LU, every
+        policy multichain-safe) or ``"iterative"`` (Krylov on the unichain bias equations, LU
+        for a multichain policy). Relative value iteration: ``"relative value iteration"``.
+    inner_iterations : int
+        Krylov iterations summed over all evaluations, plus warm-start sweeps.
     """
 
     gain: float
@@ -207,6 +249,8 @@ class AverageSolution:
     residual: float
     converged: bool
     gain_bounds: tuple[float, float]
+    method: str = "direct"
+    inner_iterations: int = 0
 
 
 @dataclass(frozen=True)
@@ -279,9 +323,22 @@ def _check_start(name: str, value, n: int) -> np.ndarray:
 
 def policy_transition_matrix(mdp: FiniteMDP, policy) -> sparse.csr_array:
     """The transition matrix ``P_pi`` of a stationary deterministic policy (sparse, CSR)."""
-    policy = _check_policy(mdp, policy)
-    rows = mdp.n_states * policy + np.arange(mdp.n_states)
-    return sparse.csr_array(mdp._stacked[rows])
+    return _policy_matrix(mdp, _check_policy(mdp, policy))
+
+
+def _policy_matrix(mdp: FiniteMDP, policy: np.ndarray) -> sparse.csr_array:
+    """Row ``x`` of ``P[policy[x]]`` for every ``x``: the rows of the stacked matrix gathered
+    with index arithmetic, the same arrays as ``mdp._stacked[n * policy + arange(n)]`` without
+    SciPy's fancy-indexing overhead."""
+    n = mdp.n_states
+    S = mdp._stacked
+    rows = n * policy + np.arange(n)
+    starts = S.indptr[rows]
+    counts = S.indptr[rows + 1] - starts
+    indptr = np.zeros(n + 1, dtype=S.indptr.dtype)
+    np.cumsum(counts, out=indptr[1:])
+    take = np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1], dtype=S.indptr.dtype)
+    return sparse.csr_array((S.data[take], S.indices[take], indptr), shape=(n, n))
 
 
 def _greedy(q: np.ndarray, incumbent: np.ndarray | None, tol: float) -> np.ndarray:
@@ -295,17 +352,185 @@ def _greedy(q: np.ndarray, incumbent: np.ndarray | None, tol: float) -> np.ndarr
 
 
 # --------------------------------------------------------------------------------------------
+# Policy evaluation: direct (sparse LU) or iterative (Krylov), chosen by structure
+# --------------------------------------------------------------------------------------------
+
+#: Up to this many states a sparse LU factorisation is cheap whatever the pattern.
+_DIRECT_MAX_STATES = 1000
+#: A pattern whose reverse Cuthill-McKee band holds at most this many times the non-zeros of
+#: the chain factorises with little fill-in (the LU factors of a band matrix stay in the band).
+_FILL_RATIO = 32.0
+#: Default warm start of policy iteration with iterative evaluations: sweeps of (relative) value
+#: iteration before the first evaluation (fast-mixing chains: a few sweeps pick most actions).
+_WARM_START_ITERATIVE = 20
+#: Relative residual of the iterative evaluations before the policy first stops changing: the
+#: greedy step only needs the value to a few digits; the final policy is evaluated again at
+#: the full tolerance and must survive that evaluation's greedy step too.
+_EARLY_RTOL = 1e-6
+
+
+def _lu_is_cheap(mdp: FiniteMDP) -> bool:
+    """Structure test for ``evaluation="auto"``: will sparse LU factors of ``I - beta P_pi`` stay
+    sparse?
+
+    Yes when the MDP is small (``n <= 1000``), when every allowed row has a single non-zero
+    (deterministic transitions: eliminating a state leaves each row with one off-diagonal
+    entry, so the factors have no fill-in), or when the union of the allowed patterns,
+    reordered by reverse Cuthill-McKee, is banded with a band of at most ``_FILL_RATIO`` times
+    its non-zeros (birth-death chains, queues, grids of a few rows). Random, expander-like
+    patterns fail the test: their LU factors fill in almost completely.
+    """
+    n = mdp.n_states
+    if n <= _DIRECT_MAX_STATES:
+        return True
+    S = mdp._stacked
+    if not mdp.allowed.all():  # disallowed rows may hold anything: drop them
+        S = sparse.csr_array(sparse.diags_array(mdp.allowed.ravel().astype(float)) @ S)
+    if np.diff(S.indptr).max() <= 1:
+        return True
+    budget = _FILL_RATIO * S.nnz
+    # Quick rejection: in any ordering with band b, the states within k steps of a state number
+    # at most 2 k b + 1. Grow the ball of states leading to state 0 in k steps: an expander's
+    # ball grows geometrically and betrays a wide band after a few sparse products.
+    ball = np.zeros(n, dtype=bool)
+    ball[0] = True
+    for k in range(1, 9):
+        grown = (S @ ball.astype(float)).reshape(mdp.n_actions, n).any(axis=0) | ball
+        size = int(grown.sum())
+        if n * (2 * (size - 1) / (2 * k) + 1) > budget:
+            return False
+        if size == int(ball.sum()):
+            break
+        ball = grown
+    ones = np.ones(S.indices.size)
+    pattern = sparse.csr_array((ones, S.indices, S.indptr), shape=S.shape)
+    union = pattern[:n]
+    for a in range(1, mdp.n_actions):
+        union = union + pattern[a * n:(a + 1) * n]
+    union = sparse.csr_array(union)
+    perm = csgraph.reverse_cuthill_mckee(union, symmetric_mode=False)
+    where = np.empty(n, dtype=np.int64)
+    where[perm] = np.arange(n)
+    r = np.repeat(np.arange(n), np.diff(union.indptr))
+    band = int(np.abs(where[r] - where[union.indices]).max()) if r.size else 0
+    return n * (2 * band + 1) <= _FILL_RATIO * union.nnz
+
+
+def _resolve_evaluation(mdp: FiniteMDP, evaluation: str) -> str:
+    if evaluation not in ("auto", "direct", "iterative"):
+        raise ValueError(f"evaluation must be 'auto', 'direct' or 'iterative', got {evaluation!r}")
+    if evaluation == "auto":
+        return "direct" if mdp._direct_preferred else "iterative"
+    return evaluation
+
+
+def _bicgstab(matvec: Callable, b: np.ndarray, x: np.ndarray, rtol: float,
+              maxiter: int) -> tuple[np.ndarray, int, bool]:
+    """BiCGSTAB (van der Vorst 1992) for ``A x = b`` from ``x``, ``A`` given by ``matvec``.
+
+    Stops when the sup norm of the residual is at most ``rtol (||b|| + ||x||)`` (sup norms; the
+    matrices here have ``||A||_inf <= 2``, so this is a relative backward error). The residual
+    is recomputed from ``x`` at the end; returns ``(x, iterations, converged)``.
+    """
+    r = b - matvec(x)
+    target = rtol * (np.abs(b).max() + np.abs(x).max())
+    if np.abs(r).max() <= target:
+        return x, 0, True
+    r_hat = r.copy()
+    p = r.copy()
+    v = np.zeros_like(b)
+    rho = alpha = omega = 1.0
+    k = 0
+    for k in range(1, maxiter + 1):
+        rho_new = float(r_hat @ r)
+        if rho_new == 0.0:
+            break  # breakdown: r is orthogonal to the shadow residual
+        if k > 1:
+            p = r + (rho_new / rho) * (alpha / omega) * (p - omega * v)
+        rho = rho_new
+        v = matvec(p)
+        denominator = float(r_hat @ v)
+        if denominator == 0.0:
+            break
+        alpha = rho / denominator
+        s = r - alpha * v
+        if np.abs(s).max() <= target:
+            x = x + alpha * p
+            break
+        t = matvec(s)
+        tt = float(t @ t)
+        if tt == 0.0:
+            break
+        omega = float(t @ s) / tt
+        x = x + alpha * p + omega * s
+        r = s - omega * t
+        if np.abs(r).max() <= target or omega == 0.0:
+            break
+    residual = np.abs(b - matvec(x)).max()
+    return x, k, bool(residual <= rtol * (np.abs(b).max() + np.abs(x).max()))
+
+
+def _krylov_solve(matvec: Callable, b: np.ndarray, x0: np.ndarray, rtol: float
+                  ) -> tuple[np.ndarray | None, int]:
+    """BiCGSTAB, then restarted GMRES if BiCGSTAB breaks down or stalls; ``None`` if neither
+    meets the tolerance (the caller then factorises)."""
+    n = b.size
+    x, iterations, ok = _bicgstab(matvec, b, x0, rtol, maxiter=max(100, min(n, 2000)))
+    if ok:
+        return x, iterations
+    op = sparse_linalg.LinearOperator((n, n), matvec=matvec, dtype=float)
+    counter = [0]
+
+    def count(_):
+        counter[0] += 1
+
+    target = rtol * (np.abs(b).max() + np.abs(x).max())
+    # GMRES stops on the 2-norm; ||r||_2 <= target implies ||r||_inf <= target.
+    x, _ = sparse_linalg.gmres(op, b, x0=x, rtol=0.0, atol=target, restart=50, maxiter=40,
+                               callback=count, callback_type="pr_norm")
+    iterations += counter[0]
+    residual = np.abs(b - matvec(x)).max()
+    if residual <= rtol * (np.abs(b).max() + np.abs(x).max()):
+        return x, iterations
+    return None, iterations
+
+
+def _evaluate_discounted(P: sparse.csr_array, r: np.ndarray, discount: float, method: str,
+                         x0: np.ndarray, rtol: float) -> tuple[np.ndarray, int]:
+    """``v = (I - discount P)^{-1} r`` by sparse LU or by a Krylov solver from ``x0``.
+
+    ``I - discount P`` is strictly diagonally dominant (its off-diagonal row sums are at most
+    ``discount < 1``), with condition number at most ``(1 + discount) / (1 - discount)``
+    whatever its pattern, so Krylov solvers converge without preconditioning.
+    """
+    if method == "iterative":
+        v, iterations = _krylov_solve(lambda x: x - discount * (P @ x), r, x0, rtol)
+        if v is not None:
+            return v, iterations
+    else:
+        iterations = 0
+    eye = sparse.identity(P.shape[0], format="csc")
+    return sparse_linalg.spsolve(sparse.csc_array(eye - discount * P), r), iterations
+
+
+# --------------------------------------------------------------------------------------------
 # Discounted reward
 # --------------------------------------------------------------------------------------------
 
 
 def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
-                    max_iter: int = 100_000, v0=None) -> DiscountedSolution:
-    """Discounted value iteration ([P94]_, Algorithm 6.3.1).
+                    max_iter: int = 100_000, v0=None,
+                    stopping: Literal["span", "sup"] = "span") -> DiscountedSolution:
+    """Discounted value iteration ([P94]_, Algorithm 6.3.1 and Sec. 6.6.3).
 
-    Stops when ``||v_{k+1} - v_k||_inf < epsilon (1 - discount) / (2 discount)``, which makes the
-    greedy policy epsilon-optimal and ``v_{k+1}`` within ``epsilon / 2`` of the optimum
-    ([P94]_, Thm. 6.3.1).
+    ``stopping="span"`` (default) stops when ``sp(v_{k+1} - v_k) < epsilon (1 - discount) /
+    discount``, where ``sp(d) = max d - min d``, and returns ``v_{k+1}`` shifted by
+    ``discount / (1 - discount)`` times the midpoint of ``v_{k+1} - v_k``: the optimum lies
+    between the two shifts by its extremes ([P94]_, Thm. 6.6.6, eq. 6.6.12), so the returned
+    value is within ``epsilon / 2`` of it and the greedy policy is epsilon-optimal. The span
+    contracts at the rate at which the chains forget their initial state, often far faster than
+    ``discount``. ``stopping="sup"`` is the classical rule ``||v_{k+1} - v_k||_inf < epsilon (1
+    - discount) / (2 discount)`` ([P94]_, Thm. 6.3.1), which returns ``v_{k+1}`` itself.
 
     Parameters
     ----------
@@ -317,20 +542,31 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
     max_iter : int
     v0 : array_like, optional
         Initial value, zero by default.
+    stopping : {"span", "sup"}
 
     Returns
     -------
     DiscountedSolution
+        ``residual`` is the last span (or sup norm) of ``v_{k+1} - v_k``.
     """
     discount = _check_discount(discount)
     epsilon = _check_positive("epsilon", epsilon)
     max_iter = _check_count("max_iter", max_iter)
+    if stopping not in ("span", "sup"):
+        raise ValueError(f"stopping must be 'span' or 'sup', got {stopping!r}")
     v = np.zeros(mdp.n_states) if v0 is None else _check_start("v0", v0, mdp.n_states)
-    threshold = epsilon * (1 - discount) / (2 * discount)
+    if stopping == "span":
+        threshold = epsilon * (1 - discount) / discount
+    else:
+        threshold = epsilon * (1 - discount) / (2 * discount)
+    rewards, A = mdp._masked_rewards, mdp.n_actions
     residual = np.inf
+    diff = np.zeros_like(v)
     for k in range(1, max_iter + 1):
-        v_new = mdp.q_values(v, discount).max(axis=0)
-        residual = float(np.max(np.abs(v_new - v)))
+        v_new = (rewards + discount * (mdp._stacked @ v).reshape(A, -1)).max(axis=0)
+        diff = v_new - v
+        residual = float(diff.max() - diff.min()) if stopping == "span" \
+            else float(np.abs(diff).max())
         v = v_new
         if residual < threshold:
             break
@@ -339,24 +575,129 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
         warnings.warn(f"value_iteration did not converge in {max_iter} iterations "
                       f"(residual {residual:.3g})", RuntimeWarning, stacklevel=2)
     policy = np.argmax(mdp.q_values(v, discount), axis=0)
-    return DiscountedSolution(v, policy, k, residual, converged)
+    if stopping == "span":
+        v = v + discount / (1 - discount) * 0.5 * (float(diff.max()) + float(diff.min()))
+    return DiscountedSolution(v, policy, k, residual, converged, "value iteration")
 
 
-def _policy_iteration_discounted(mdp, discount, policy, max_iter):
-    n = mdp.n_states
-    eye = sparse.identity(n, format="csc")
+def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 20,
+                              epsilon: float = 1e-8, max_iter: int = 100_000,
+                              v0=None) -> DiscountedSolution:
+    """Modified policy iteration ([P94]_, Algorithm 6.5.1) with the span stopping rule.
+
+    Each iteration takes the greedy policy of ``v`` (one Bellman maximum), then applies that
+    policy's operator ``v <- r_pi + discount P_pi v`` up to ``sweeps`` more times, stopping the
+    sweeps early once their span change is below the threshold. It stops when the span of the
+    change of the greedy (maximising) sweep is below ``epsilon (1 - discount) / discount``, and
+    returns the value shifted as in :func:`value_iteration` (``stopping="span"``), within
+    ``epsilon / 2`` of the optimum. ``sweeps = 0`` is value iteration; as ``sweeps`` grows it
+    tends to policy iteration. It wins where a Bellman maximum costs much more than a policy's
+    sweep (many actions) and a policy's chain mixes fast.
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+    discount : float
+        In (0, 1).
+    sweeps : int
+        Evaluation sweeps per improvement (>= 0).
+    epsilon : float
+    max_iter : int
+        Improvements at most.
+    v0 : array_like, optional
+        Initial value, zero by default.
+
+    Returns
+    -------
+    DiscountedSolution
+        ``iterations`` counts improvements, ``inner_iterations`` the evaluation sweeps.
+    """
+    discount = _check_discount(discount)
+    epsilon = _check_positive("epsilon", epsilon)
+    max_iter = _check_count("max_iter", max_iter)
+    sweeps = _check_count("sweeps", sweeps, minimum=0)
+    n, A = mdp.n_states, mdp.n_actions
+    v = np.zeros(n) if v0 is None else _check_start("v0", v0, n)
+    threshold = epsilon * (1 - discount) / discount
+    rewards = mdp._masked_rewards
+    states = np.arange(n)
+    inner = 0
+    residual = np.inf
+    diff = np.zeros(n)
     for k in range(1, max_iter + 1):
-        P = policy_transition_matrix(mdp, policy)
-        r = mdp.rewards[policy, np.arange(n)]
-        v = sparse_linalg.spsolve(sparse.csc_array(eye - discount * P), r)
+        q = rewards + discount * (mdp._stacked @ v).reshape(A, n)
+        policy = np.argmax(q, axis=0)
+        v_new = q[policy, states]
+        diff = v_new - v
+        residual = float(diff.max() - diff.min())
+        v = v_new
+        if residual < threshold:
+            break
+        P = _policy_matrix(mdp, policy)
+        r = mdp.rewards[policy, states]
+        for _ in range(sweeps):
+            v_next = r + discount * (P @ v)
+            change = v_next - v
+            v = v_next
+            inner += 1
+            if float(change.max() - change.min()) < threshold:
+                break
+    converged = residual < threshold
+    if not converged:
+        warnings.warn(f"modified_policy_iteration did not converge in {max_iter} iterations "
+                      f"(span {residual:.3g})", RuntimeWarning, stacklevel=2)
+    policy = np.argmax(mdp.q_values(v, discount), axis=0)
+    v = v + discount / (1 - discount) * 0.5 * (float(diff.max()) + float(diff.min()))
+    return DiscountedSolution(v, policy, k, residual, converged, "sweeps", inner)
+
+
+def _warm_start(mdp: FiniteMDP, discount: float, sweeps: int, policy: np.ndarray
+                ) -> tuple[np.ndarray, int, np.ndarray]:
+    """``sweeps`` of value iteration (discounted) or relative value iteration (average, relative
+    to state 0) from zero; their greedy policy, keeping ``policy``'s action on ties, and the
+    sweeps done (it stops early once the span of the change is at rounding level), and a first
+    guess for the evaluation: the last value (discounted) or ``h + g`` with ``h`` relative to
+    state 0 and ``g`` the last change at state 0 (average; see :func:`_unichain_evaluation`)."""
+    n, A = mdp.n_states, mdp.n_actions
+    rewards = mdp._masked_rewards
+    v = np.zeros(n)
+    scale = 1.0 + float(np.abs(mdp.rewards).max())
+    done = 0
+    change = np.zeros(n)
+    for done in range(1, sweeps + 1):
+        Tv = (rewards + discount * (mdp._stacked @ v).reshape(A, n)).max(axis=0)
+        change = Tv - v
+        v = Tv - Tv[0] if discount == 1.0 else Tv
+        if float(change.max() - change.min()) <= 1e-13 * scale:
+            break
+    q = mdp.q_values(v, discount)
+    guess = v + float(change[0]) if discount == 1.0 and sweeps else v
+    return _greedy(q, policy, 1e-12 * (1.0 + float(np.abs(v).max()))), done, guess
+
+
+def _policy_iteration_discounted(mdp, discount, policy, max_iter, method, tol, inner, v):
+    n = mdp.n_states
+    states = np.arange(n)
+    # A direct evaluation is exact, and after a warm start the policy is mostly optimal: no
+    # loose first pass in either case.
+    tight = method == "direct" or inner > 0
+    for k in range(1, max_iter + 1):
+        P = _policy_matrix(mdp, policy)
+        r = mdp.rewards[policy, states]
+        v, its = _evaluate_discounted(P, r, discount, method, v, tol if tight else _EARLY_RTOL)
+        inner += its
         q = mdp.q_values(v, discount)
         new = _greedy(q, policy, tol=1e-12 * (1 + np.max(np.abs(v))))
         if np.array_equal(new, policy):
-            return DiscountedSolution(v, policy, k, 0.0, True)
+            if tight:
+                residual = float(np.max(np.abs(q.max(axis=0) - v)))
+                return DiscountedSolution(v, policy, k, residual, True, method, inner)
+            tight = True
         policy = new
     warnings.warn(f"policy_iteration did not converge in {max_iter} iterations",
                   RuntimeWarning, stacklevel=3)
-    return DiscountedSolution(v, policy, max_iter, np.nan, False)
+    residual = float(np.max(np.abs(mdp.q_values(v, discount).max(axis=0) - v)))
+    return DiscountedSolution(v, policy, max_iter, residual, False, method, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,7 +720,9 @@ def recurrent_classes(P) -> list[np.ndarray]:
     """
     P = sparse.csr_array(P)
     P.eliminate_zeros()
-    _, labels = csgraph.connected_components(P, directed=True, connection="strong")
+    n_components, labels = csgraph.connected_components(P, directed=True, connection="strong")
+    if n_components == 1:  # irreducible
+        return [np.arange(P.shape[0])]
     rows, cols = P.nonzero()
     open_labels = np.unique(labels[rows[labels[rows] != labels[cols]]])
     closed = np.setdiff1d(np.unique(labels), open_labels)
@@ -633,16 +976,83 @@ def _gain_bounds(mdp: FiniteMDP, h: np.ndarray) -> tuple[float, float]:
     return float(d.min()), float(d.max())
 
 
+@dataclass(frozen=True, eq=False)
+class RelativeValueBatch:
+    """Relative value iteration from several reference states at once
+    (:func:`relative_value_iteration` with an array of ``reference_state``).
+
+    Column ``j`` of every array is the run from ``reference_states[j]``; it stops, and its
+    iterate freezes, at the first iteration where its stopping statistic is below ``tol``.
+
+    Attributes
+    ----------
+    reference_states : ndarray of int, shape (m,)
+    gain : ndarray, shape (m,)
+        ``T h(x_hat)`` at each column's last iterate.
+    bias : ndarray, shape (n, m)
+        The last iterates, ``bias[x_hat_j, j] = 0``.
+    policy : ndarray of int, shape (n, m)
+        A greedy action of each column's last iterate.
+    iterations : ndarray of int, shape (m,)
+        The iteration at which each column stopped (``max_iter`` if it did not).
+    residual : ndarray, shape (m,)
+        Each column's last stopping statistic.
+    converged : ndarray of bool, shape (m,)
+    gain_bounds : ndarray, shape (m, 2)
+        ``min`` and ``max`` of ``T h - h`` for each column, which bracket the optimal gain.
+    """
+
+    reference_states: np.ndarray
+    gain: np.ndarray
+    bias: np.ndarray
+    policy: np.ndarray
+    iterations: np.ndarray
+    residual: np.ndarray
+    converged: np.ndarray
+    gain_bounds: np.ndarray
+
+
+def _relative_rule(h_new, h, Th, refs):
+    """The pointwise relative rule of [TLNC99]_: ``max_{x != x_hat} |h_new(x) - h(x)| / |h(x)|``,
+    a ratio with ``h(x) = 0`` counting as infinite unless ``h_new(x) = 0`` too."""
+    delta, base = np.abs(h_new - h), np.abs(h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(base > 0, delta / base, np.where(delta > 0, np.inf, 0.0))
+    ratio[refs, np.arange(refs.size)] = 0.0
+    return ratio.max(axis=0)
+
+
+def _span_rule(h_new, h, Th, refs):
+    """The span of the Bellman residual, ``sp(T h - h)``: it bounds the error of the gain
+    estimate ``T h(x_hat)`` ([P94]_, Thm. 8.5.5)."""
+    diff = Th - h
+    return diff.max(axis=0) - diff.min(axis=0)
+
+
+def _norm_rule(h_new, h, Th, refs):
+    """The change relative to the iterate in sup norm, ``||h_new - h|| / ||h||`` (infinite while
+    ``h = 0``): the other reading of the draft's rule."""
+    big = np.abs(h).max(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(big > 0, np.abs(h_new - h).max(axis=0) / big, np.inf)
+
+
+#: The named stopping rules of :func:`relative_value_iteration`: each maps ``(h_new, h, T h,
+#: reference_states)``, arrays of shape ``(n, m)`` and ``(m,)``, to one statistic per column;
+#: a column stops when its statistic falls below ``tol``.
+STOPPING_RULES = {"relative": _relative_rule, "span": _span_rule, "norm": _norm_rule}
+
+
 def relative_value_iteration(
     mdp: FiniteMDP,
     *,
     tau: float = 1.0,
-    reference_state: int = 0,
+    reference_state=0,
     tol: float = 1e-5,
-    stopping: Literal["relative", "span"] = "relative",
+    stopping: str | Callable = "relative",
     max_iter: int = 1_000_000,
     h0=None,
-) -> AverageSolution:
+):
     """Relative value iteration with damping, as in Proposition 4 of [TLNC99]_.
 
     Iterates, from ``h_0`` with ``h_0(x_hat) = 0``,
@@ -660,23 +1070,29 @@ def relative_value_iteration(
         Weakly communicating (e.g. communicating) for the limit to exist.
     tau : float
         Damping in (0, 1]; the paper uses 0.99999.
-    reference_state : int
-        The state ``x_hat`` whose relative value is pinned to zero.
+    reference_state : int or array_like of int
+        The state ``x_hat`` whose relative value is pinned to zero. An array runs one
+        iteration per reference state, all at once (one sparse product per step for all of
+        them), each stopping on its own, and returns a :class:`RelativeValueBatch`; each column
+        follows the iterates of the run from that state alone.
     tol : float
         Threshold of the stopping statistic.
-    stopping : {"relative", "span"}
+    stopping : {"relative", "span", "norm"} or callable
         ``"relative"`` is the paper's rule, ``max_x |(h_{k+1}(x) - h_k(x)) / h_k(x)| < tol``,
         taken over ``x != x_hat`` (where ``h_k = 0`` always); a ratio with ``h_k(x) = 0`` counts
         as infinite unless ``h_{k+1}(x) = 0`` too. ``"span"`` is the classical rule
         ``sp(T h_k - h_k) < tol``, which bounds the error of the gain by ``tol``
-        ([P94]_, Thm. 8.5.5).
+        ([P94]_, Thm. 8.5.5). ``"norm"`` is ``||h_{k+1} - h_k||_inf / ||h_k||_inf < tol``. A
+        callable ``rule(h_new, h, Th, reference_states) -> statistic`` receives arrays of shape
+        ``(n, m)`` (``m = 1`` for one reference state) and ``(m,)`` and returns one statistic
+        per column (see :data:`STOPPING_RULES`).
     max_iter : int
-    h0 : array_like, optional
-        Initial relative values (zero by default); ``h0[reference_state]`` is set to zero.
+    h0 : array_like, shape (n,) or (n, m), optional
+        Initial relative values (zero by default); ``h0[x_hat]`` is set to zero.
 
     Returns
     -------
-    AverageSolution
+    AverageSolution or RelativeValueBatch
         ``gain`` is ``T h(x_hat)`` at the last iterate. (The paper writes
         ``theta = tau T(h)(x_hat)``; at the fixed point ``h(x_hat) = 0`` and the gain is
         ``T h(x_hat)`` itself, ``tau T h(x_hat)`` being the gain of the damped chain. With
@@ -685,65 +1101,164 @@ def relative_value_iteration(
     Warns
     -----
     RuntimeWarning
-        If the stopping rule is not met within ``max_iter`` iterations.
+        If the stopping rule is not met within ``max_iter`` iterations (by some column).
 
     Notes
     -----
     The relative rule looks at the change of ``h`` only, not at the gain; it stops early when
     ``h`` is large. The returned ``gain_bounds`` tell how accurate the gain actually is.
+
+    Examples
+    --------
+    Two reference states of a two-state chain at once: the same gain, different pins.
+
+    >>> m = FiniteMDP([[[0.5, 0.5], [0.5, 0.5]]], [[1.0, 0.0]])
+    >>> batch = relative_value_iteration(m, reference_state=[0, 1], stopping="span", tol=1e-12)
+    >>> batch.gain.tolist(), batch.bias.tolist()
+    ([0.5, 0.5], [[0.0, 1.0], [-1.0, 0.0]])
     """
     if not 0.0 < tau <= 1.0:
         raise ValueError(f"tau must lie in (0, 1], got {tau}")
-    reference_state = _check_state("reference_state", reference_state, mdp.n_states)
-    if stopping not in ("relative", "span"):
-        raise ValueError(f"stopping must be 'relative' or 'span', got {stopping!r}")
+    n = mdp.n_states
+    single = np.ndim(reference_state) == 0
+    if single:
+        refs = np.array([_check_state("reference_state", reference_state, n)])
+    else:
+        refs = np.array([_check_state("reference_state", x, n) for x in
+                         np.asarray(reference_state).ravel().tolist()], dtype=np.int64)
+        if refs.size == 0:
+            raise ValueError("reference_state must hold at least one state, got none")
+    if callable(stopping):
+        rule = stopping
+    elif stopping in STOPPING_RULES:
+        rule = STOPPING_RULES[stopping]
+    else:
+        raise ValueError(f"stopping must be 'relative', 'span', 'norm' or a callable, "
+                         f"got {stopping!r}")
     tol = _check_positive("tol", tol)
     max_iter = _check_count("max_iter", max_iter)
-    h = np.zeros(mdp.n_states) if h0 is None else _check_start("h0", h0, mdp.n_states)
-    h[reference_state] = 0.0
-    others = np.ones(mdp.n_states, dtype=bool)
-    others[reference_state] = False
-    statistic = np.inf
-    for k in range(1, max_iter + 1):
-        Th = mdp.q_values(h).max(axis=0)
-        h_new = (1 - tau) * h + tau * (Th - Th[reference_state])
-        if stopping == "relative":
-            delta = np.abs(h_new[others] - h[others])
-            base = np.abs(h[others])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(base > 0, delta / base, np.where(delta > 0, np.inf, 0.0))
-            statistic = float(ratio.max()) if ratio.size else 0.0
-        else:
-            diff = Th - h
-            statistic = float(diff.max() - diff.min())
-        h = h_new
-        if statistic < tol:
-            break
+    m = refs.size
+    if h0 is None:
+        H = np.zeros((n, m))
+    else:
+        start = np.array(h0, dtype=float)
+        if start.shape == (n,):
+            start = start[:, None]
+        if start.shape not in ((n, 1), (n, m)) or not np.all(np.isfinite(start)):
+            raise ValueError(f"h0 must be a finite array of shape ({n},) or ({n}, {m}), got "
+                             f"shape {np.shape(h0)}")
+        H = np.repeat(start, m, axis=1) if start.shape[1] != m else start.copy()
+    H[refs, np.arange(m)] = 0.0
+    H, iterations, statistic = _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter)
     converged = statistic < tol
-    if not converged:
+    if not converged.all():
         warnings.warn(f"relative_value_iteration did not meet its stopping rule in {max_iter} "
-                      f"iterations (statistic {statistic:.3g})", RuntimeWarning, stacklevel=2)
-    q = mdp.q_values(h)
-    policy = np.argmax(q, axis=0)
-    gain = float(q.max(axis=0)[reference_state])
-    return AverageSolution(
-        gain=gain,
-        gain_by_state=np.full(mdp.n_states, gain),
-        bias=h,
-        policy=policy,
-        iterations=k,
-        residual=statistic,
-        converged=converged,
-        gain_bounds=_gain_bounds(mdp, h),
-    )
+                      f"iterations (statistic {float(statistic.max()):.3g})", RuntimeWarning,
+                      stacklevel=2)
+    if single:
+        h = H[:, 0]
+        q = mdp.q_values(h)
+        return AverageSolution(
+            gain=float(q.max(axis=0)[refs[0]]),
+            gain_by_state=np.full(n, float(q.max(axis=0)[refs[0]])),
+            bias=h,
+            policy=np.argmax(q, axis=0),
+            iterations=int(iterations[0]),
+            residual=float(statistic[0]),
+            converged=bool(converged[0]),
+            gain_bounds=_gain_bounds(mdp, h),
+            method="relative value iteration",
+        )
+    q = _q_batch(mdp, H)
+    Th = q.max(axis=0)
+    diff = Th - H
+    return RelativeValueBatch(
+        reference_states=refs, gain=Th[refs, np.arange(m)], bias=H, policy=q.argmax(axis=0),
+        iterations=iterations, residual=statistic, converged=converged,
+        gain_bounds=np.stack([diff.min(axis=0), diff.max(axis=0)], axis=1))
+
+
+def _q_batch(mdp: FiniteMDP, H: np.ndarray) -> np.ndarray:
+    """``q[a, x, j] = r[a, x] + (P[a] H[:, j])[x]`` (``-inf`` where not allowed). One column is
+    a sparse matrix-vector product, the same arithmetic as :meth:`FiniteMDP.q_values`."""
+    A, n, m = mdp.n_actions, mdp.n_states, H.shape[1]
+    product = mdp._stacked @ H[:, 0] if m == 1 else mdp._stacked @ H
+    return mdp._masked_rewards[:, :, None] + product.reshape(A, n, m)
+
+
+def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter):
+    """The iteration of :func:`relative_value_iteration` on the columns of ``H``; a column
+    freezes when its statistic falls below ``tol``."""
+    m = refs.size
+    iterations = np.full(m, max_iter, dtype=np.int64)
+    statistic = np.full(m, np.inf)
+    active = np.arange(m)
+    for k in range(1, max_iter + 1):
+        Hs = H[:, active] if active.size < m else H
+        ref = refs[active]
+        Th = _q_batch(mdp, Hs).max(axis=0)
+        Hn = (1 - tau) * Hs + tau * (Th - Th[ref, np.arange(active.size)])
+        stat = np.asarray(rule(Hn, Hs, Th, ref), dtype=float).reshape(active.size)
+        H[:, active] = Hn
+        statistic[active] = stat
+        done = stat < tol
+        if done.any():
+            iterations[active[done]] = k
+            active = active[~done]
+            if active.size == 0:
+                break
+    return H, iterations, statistic
+
+
+def _unichain_evaluation(P: sparse.csr_array, r: np.ndarray, reference: int, x0: np.ndarray,
+                         rtol: float):
+    """Gain and bias of a unichain policy by a Krylov solver; ``None`` if the chain has several
+    recurrent classes (or the solver fails), for the caller to factorise instead.
+
+    With ``x_hat`` a recurrent state (``reference`` if it is recurrent), the bias equations
+    ``g + h = r + P h``, ``h(x_hat) = 0`` become ``B x = r`` with ``B = I - P + 1 e_{x_hat}^T``,
+    ``g = x(x_hat)`` and ``h = x - g``: indeed ``(I - P) x + x(x_hat) 1 = r`` and ``(I - P) 1 =
+    0``. ``B`` is non-singular for a unichain ``P``, and by Brauer's theorem its eigenvalues are
+    1 (on the vector ``1``) and ``1 - mu`` for the other eigenvalues ``mu`` of ``P``: the
+    rank-one term moves the zero eigenvalue of ``I - P`` to 1, so a Krylov solver converges at
+    the rate at which the chain mixes.
+    """
+    classes = recurrent_classes(P)
+    if len(classes) != 1:
+        return None
+    c = classes[0]
+    position = int(np.searchsorted(c, reference))
+    ref = reference if position < c.size and c[position] == reference else int(c[0])
+    x, iterations = _krylov_solve(lambda y: y - P @ y + y[ref], r, x0, rtol)
+    if x is None:
+        return None
+    g = float(x[ref])
+    return PolicyEvaluation(np.full(r.size, g), x - g, classes), iterations, x
 
 
 def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
-                              reference_state: int) -> AverageSolution:
-    """Multichain policy iteration ([P94]_, Algorithm 9.2.1), maximising."""
+                              reference_state: int, method: str = "direct",
+                              rtol: float = 1e-12, inner: int = 0,
+                              x: np.ndarray | None = None) -> AverageSolution:
+    """Multichain policy iteration ([P94]_, Algorithm 9.2.1), maximising. ``x``: a first guess
+    for an iterative evaluation (see :func:`_unichain_evaluation`)."""
     cols = np.arange(mdp.n_states)
+    # A direct evaluation is exact, and after a warm start the policy is mostly optimal: no
+    # loose first pass in either case.
+    tight = method == "direct" or inner > 0
+    x = np.zeros(mdp.n_states) if x is None else x
     for k in range(1, max_iter + 1):
-        ev = evaluate_policy(mdp, policy)
+        if method == "direct":
+            ev = evaluate_policy(mdp, policy)
+        else:
+            P = _policy_matrix(mdp, policy)
+            r = mdp.rewards[policy, cols]
+            out = _unichain_evaluation(P, r, reference_state, x, rtol if tight else _EARLY_RTOL)
+            if out is None:
+                ev = _evaluate_chain(P, r)
+            else:
+                ev, its, x = out
+                inner += its
         scale = 1.0 + float(np.max(np.abs(ev.bias))) + float(np.max(np.abs(ev.gain)))
         tol = 1e-11 * scale
         # First improve the gain: maximise sum_y p_xy(a) g(y), keeping the incumbent on ties.
@@ -755,17 +1270,20 @@ def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
             qh = np.where(qg >= qg[policy, cols] - tol, qh, -np.inf)
             new = _greedy(qh, policy, tol)
             if np.array_equal(new, policy):
-                break
+                if tight:
+                    break
+                tight = True  # evaluate the same policy again, at the full tolerance
         policy = new
     else:
         warnings.warn(f"policy_iteration did not converge in {max_iter} iterations",
                       RuntimeWarning, stacklevel=3)
-        return _average_solution(mdp, ev, policy, max_iter, False, reference_state)
-    return _average_solution(mdp, ev, policy, k, True, reference_state)
+        return _average_solution(mdp, ev, policy, max_iter, False, reference_state, method,
+                                 inner)
+    return _average_solution(mdp, ev, policy, k, True, reference_state, method, inner)
 
 
 def _average_solution(mdp, ev: PolicyEvaluation, policy, iterations, converged,
-                      reference_state) -> AverageSolution:
+                      reference_state, method="direct", inner=0) -> AverageSolution:
     g = ev.gain
     constant = bool(np.ptp(g) <= 1e-9 * (1.0 + np.max(np.abs(g))))
     h = ev.bias - ev.bias[reference_state] if constant else ev.bias
@@ -784,11 +1302,15 @@ def _average_solution(mdp, ev: PolicyEvaluation, policy, iterations, converged,
         residual=residual,
         converged=converged,
         gain_bounds=_gain_bounds(mdp, h),
+        method=method,
+        inner_iterations=inner,
     )
 
 
 def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
-                     max_iter: int = 1_000, reference_state: int = 0):
+                     max_iter: int = 1_000, reference_state: int = 0,
+                     evaluation: Literal["auto", "direct", "iterative"] = "auto",
+                     tol: float = 1e-12, warm_start: int | None = None):
     """Policy iteration, discounted or average reward.
 
     Parameters
@@ -797,28 +1319,80 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
     discount : float
         In (0, 1) for the discounted criterion ([P94]_, Algorithm 6.4.1); ``1.0`` for the
         average reward, solved by multichain policy iteration ([P94]_, Algorithm 9.2.1): each
-        policy is evaluated exactly on each of its recurrent classes (sparse LU), the gain is
-        improved first and the bias second, the incumbent action is kept on ties. It is exact
-        for any finite MDP, multichain policies included.
+        policy is evaluated exactly on each of its recurrent classes, the gain is improved
+        first and the bias second, the incumbent action is kept on ties. It is exact for any
+        finite MDP, multichain policies included.
     policy0 : array of int, shape (n,), optional
         Initial policy; by default the first allowed action in each state.
     max_iter : int
     reference_state : int
         Average reward: the state where the returned bias is zero.
+    evaluation : {"auto", "direct", "iterative"}
+        How each policy is evaluated. ``"direct"``: sparse LU factorisation (SuperLU), exact
+        to rounding. ``"iterative"``: a Krylov solver (BiCGSTAB, restarted GMRES if it stalls,
+        LU if both fail) on ``I - discount P_pi``, which is strictly diagonally dominant, or,
+        for the average reward, on the unichain bias equations made non-singular by a rank-one
+        term (a multichain policy is factorised instead); it is warm-started from the previous
+        policy's value, solved to a relative residual of ``1e-6`` until the policy stops
+        changing, then once more to ``tol``, and the policy must survive that evaluation's
+        improvement step too (after a warm start every evaluation is solved to ``tol``).
+        ``"auto"`` factorises when the LU factors stay sparse (at most
+        1000 states, deterministic transitions, or a pattern that reverse Cuthill-McKee makes
+        banded: queues, birth-death chains) and iterates otherwise (random, expander-like
+        patterns, where LU fills in).
+    tol : float
+        Relative residual of the final iterative evaluation, ``||b - A x||_inf <= tol
+        (||b||_inf + ||x||_inf)``.
+    warm_start : int, optional
+        Sweeps of value iteration (discounted) or relative value iteration (average reward)
+        from zero before the first evaluation; policy iteration then starts from their greedy
+        policy (keeping ``policy0``'s action on ties), and an iterative evaluation from their
+        value. A sweep costs a fraction of an evaluation: on chains that mix slowly a few
+        hundred sweeps replace most of the evaluations, on chains that mix fast a few sweeps
+        already pick most of the optimal actions. The result is an optimal policy either way
+        (the same one unless several are optimal). Default: ``20`` when the evaluation is
+        iterative, ``0`` when it is direct.
 
     Returns
     -------
     DiscountedSolution or AverageSolution
+        ``method`` says how the policies were evaluated, ``inner_iterations`` the Krylov
+        iterations and warm-start sweeps, ``residual`` the Bellman residual of the result.
+
+    Examples
+    --------
+    Two states: staying in state 1 pays 1 a step, reaching it from 0 costs a step.
+
+    >>> m = FiniteMDP([np.eye(2), [[0.0, 1.0], [0.0, 1.0]]], [[0.0, 1.0], [0.0, 0.0]])
+    >>> sol = policy_iteration(m)
+    >>> sol.gain, sol.policy.tolist(), sol.method
+    (1.0, [1, 0], 'direct')
+    >>> policy_iteration(m, discount=0.5, evaluation="iterative").value.round(12).tolist()
+    [1.0, 2.0]
     """
     max_iter = _check_count("max_iter", max_iter)
+    method = _resolve_evaluation(mdp, evaluation)
+    tol = _check_positive("tol", tol)
+    if warm_start is None:
+        warm_start = _WARM_START_ITERATIVE if method == "iterative" else 0
+    warm_start = _check_count("warm_start", warm_start, minimum=0)
     if policy0 is None:
         policy = np.argmax(mdp.allowed, axis=0)
     else:
         policy = _check_policy(mdp, policy0).copy()
     if discount == 1.0:
         reference_state = _check_state("reference_state", reference_state, mdp.n_states)
-        return _policy_iteration_average(mdp, policy, max_iter, reference_state)
-    return _policy_iteration_discounted(mdp, _check_discount(discount), policy, max_iter)
+        sweeps, guess = 0, np.zeros(mdp.n_states)
+        if warm_start:
+            policy, sweeps, guess = _warm_start(mdp, 1.0, warm_start, policy)
+        return _policy_iteration_average(mdp, policy, max_iter, reference_state, method, tol,
+                                         sweeps, guess)
+    discount = _check_discount(discount)
+    sweeps, guess = 0, np.zeros(mdp.n_states)
+    if warm_start:
+        policy, sweeps, guess = _warm_start(mdp, discount, warm_start, policy)
+    return _policy_iteration_discounted(mdp, discount, policy, max_iter, method, tol, sweeps,
+                                        guess)
 
 
 # --------------------------------------------------------------------------------------------
