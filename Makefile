@@ -13,7 +13,7 @@ EXTRAS := notebooks,test,dask
 CELL_TIMEOUT ?= 600
 
 NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)))
-# The machine `make test` emulates besides the native one (tools/machines.py): the stored
+# The machine `make test` emulates besides the native one (replication/machines.py): the stored
 # results must come out byte for byte the same on it. Nehalem kernels and NumPy's baseline
 # loops differ from every newer CPU's, and run on any x86-64 CPU.
 PORTABLE_MACHINE ?= nehalem-sse42
@@ -27,21 +27,24 @@ all: $(NOTEBOOKS) report
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml requirements/constraints.txt
+$(STAMP): pyproject.toml requirements/constraints.txt Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or later is needed, found " + sys.version.split()[0])'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[$(EXTRAS)]'
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name 'Python (whittle_lib)' >/dev/null
+	@# The apparatus (replication/) is not part of the wheel: the venv finds it through a .pth
+	@# file naming this checkout, so the kernel imports it from any working directory.
+	$(BIN)/python -c 'import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "whittle-replication.pth").write_text(sys.argv[1] + "\n")' '$(CURDIR)'
 	touch $(STAMP)
 
 # One target per notebook: papermill runs it into build/, and only a complete run is moved
-# into notebooks/, figures/ and data/results/ (tools/run_notebook.py).
+# into notebooks/, figures/ and data/results/ (replication/run.py).
 $(NOTEBOOKS): %: $(STAMP)
-	$(BIN)/python tools/run_notebook.py $* --kernel $(KERNEL) --cell-timeout $(CELL_TIMEOUT)
+	$(BIN)/python -m replication.run $* --kernel $(KERNEL) --cell-timeout $(CELL_TIMEOUT)
 
 report: $(STAMP)
-	$(BIN)/python tools/make_report.py
+	$(BIN)/python -m replication.report
 
 # The stored notebooks as static HTML under build/html/ with an index page, not executed;
 # MathJax is copied from a Python package, so the pages read the same without network.
@@ -51,7 +54,7 @@ html: $(STAMP)
 test: test-lib test-notebooks test-portable
 
 test-lib: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) tests whittle_lib
+	$(BIN)/python -m pytest -n $(JOBS) tests whittle_lib replication
 
 # nbval reruns the stored notebooks and compares the summary cells (tag nbval-check-output);
 # what the rerun writes goes to build/nbval, never over the stored figures and results.
@@ -60,19 +63,19 @@ test-notebooks: $(STAMP)
 	WHITTLE_OUTPUT_ROOT=$(CURDIR)/build/nbval MPLBACKEND=agg $(BIN)/python -m pytest \
 	    -p no:cacheprovider -n $(JOBS) --dist loadfile --nbval-lax --nbval-kernel-name $(KERNEL) \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(CELL_TIMEOUT) notebooks
-	$(BIN)/python tools/check_results.py build/nbval
+	$(BIN)/python -m replication.check build/nbval
 
 # The notebooks again, as another machine would run them (OpenBLAS kernel and NumPy SIMD loops
 # of an older CPU), into build/portable/; fails if a results file differs from the stored one.
 # Skipped on CPUs other than x86-64, whose kernels cannot be emulated this way.
 test-portable: $(STAMP)
 	@if [ "$$(uname -m)" = x86_64 ]; then \
-	    $(BIN)/python tools/check_results.py --machine $(PORTABLE_MACHINE) --jobs $(JOBS); \
+	    $(BIN)/python -m replication.check --machine $(PORTABLE_MACHINE) --jobs $(JOBS); \
 	else echo "test-portable: skipped on $$(uname -m) (the emulated machines are x86-64)"; fi
 
 # What each emulated machine selects on this CPU.
 machines: $(STAMP)
-	$(BIN)/python tools/machines.py list
+	$(BIN)/python -m replication.machines list
 
 # The benchmark suite (benchmarks/README.md): our times against the peers' in the same run, one
 # thread. The peers are the 'bench' extra, installed on first use. BENCH_ARGS="-k robots" or

@@ -1,7 +1,7 @@
 """Print a fingerprint of the library's CPU-sensitive computations (run as a script).
 
 ``tests/test_portable.py`` runs this under the native machine and under emulated ones
-(``tools/machines.py``) and requires the same output: the learning runs and simulations that
+(``replication/machines.py``) and requires the same output: the learning runs and simulations that
 the notebooks store give the same bits whatever the BLAS kernel and the NumPy SIMD loops.
 """
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from whittle_lib import indices, mdp
 from whittle_lib.models import crawling
-from whittle_lib.papers import crawling_2015 as c15
+from replication.papers import crawling_2015 as c15
 
 TABLE_ONE = crawling.table_one()
 

@@ -490,7 +490,7 @@ def test_batched_rvi_reproduces_the_robots_sweep():
     # papers.robots_1999.rvi_reference_sweep has its own loop over reference states; its
     # pointwise reading is the "relative" rule and its norm reading the "norm" rule
     from whittle_lib.models import robots
-    from whittle_lib.papers import robots_1999
+    from replication.papers import robots_1999
     model, space = robots.robots_mdp(0.1, 1.0, 1.4, 3, 4)
     refs = [space.state(0, 1, 2), space.state(1, 1, 1), space.state(2, 0, 0), 5]
     for h0 in ("zero", "cost"):

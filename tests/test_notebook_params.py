@@ -1,4 +1,4 @@
-"""Tests of whittle_lib.notebook_params: the parameters-cell grammar and the checks by name.
+"""Tests of replication.params: the parameters-cell grammar and the checks by name.
 
 No tolerances here: parsing and validation are exact (a bound is compared with ``<`` or ``<=``
 on the value as given).
@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-import whittle_lib as wl
-from whittle_lib.notebook_params import (ParameterSpec, ParameterValues, check_parameters,
+import replication
+from replication.params import (ParameterSpec, ParameterValues, check_parameters,
                                          is_default, parse_parameters_cell,
                                          read_parameter_specs)
 
@@ -175,7 +175,7 @@ def test_check_parameters_reads_the_notebook_under_the_project_root(tmp_path, mo
     namespace = {"seed": 7, "arrival_rate": 25, "replications": 8, "base_law": "exponential",
                  "kappas": [0.5, 1.0, 2.0], "tau": 0.99999, "quick": False,
                  "labels": ["a", "b"], "sizes": [5, 20], "np": object()}  # globals hold more
-    params = wl.check_parameters("99_demo", namespace)
+    params = replication.check_parameters("99_demo", namespace)
     assert isinstance(params, ParameterValues)
     assert params.seed == 7 and params["arrival_rate"] == 25.0
     assert params.kappas == (0.5, 1.0, 2.0)

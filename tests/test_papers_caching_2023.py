@@ -7,7 +7,7 @@ import pytest
 
 from whittle_lib.models import caching as C
 from whittle_lib import indices
-from whittle_lib.papers import caching_2023 as P
+from replication.papers import caching_2023 as P
 
 
 def _content(chain=(0.2, 0.2, 0.3, 0.1), K=6, d=1.0, cost=None):

@@ -1,12 +1,12 @@
-"""Tests of whittle_lib.papers.crawling_2015 and of the base-utility laws it sweeps."""
+"""Tests of replication.papers.crawling_2015 and of the base-utility laws it sweeps."""
 
 import numpy as np
 import pytest
 
 from whittle_lib.models import crawling, crawling_policies as policies
-from whittle_lib.papers import crawling_2015 as c15
+from replication.papers import crawling_2015 as c15
 from whittle_lib.stats import share_interval
-from whittle_lib.replication import Comparison, format_estimate
+from replication.records import Comparison, format_estimate
 
 
 # -- the laws of the base utility (crawling.sample_new_utility) ---------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from whittle_lib.models import crawling
 from whittle_lib.learning import LSPESettings
-from whittle_lib.papers import lspe_2019 as paper
+from replication.papers import lspe_2019 as paper
 
 
 def test_the_2019_u_formula_is_the_2015_eq1_with_unit_base_utility():

@@ -1,4 +1,4 @@
-"""Tests of whittle_lib.papers.rl_index_2018: the greedy readings, the spread of one run of a
+"""Tests of replication.papers.rl_index_2018: the greedy readings, the spread of one run of a
 fixed schedule, the renewal index of the stochastic model and the common-arrivals evaluator."""
 
 import csv
@@ -10,7 +10,7 @@ import pytest
 
 from whittle_lib.models import crawling as C
 from whittle_lib.models import crawling_policies as P
-from whittle_lib.papers import rl_index_2018 as B
+from replication.papers import rl_index_2018 as B
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = C.table_one(250)
@@ -128,7 +128,7 @@ def test_learning_sweep_replication_shapes_and_common_arrivals():
 # -- the notebook's computations and recordings -------------------------------------------------
 
 from whittle_lib.learning import CrawlerIndexProblem, learn_whittle_index  # noqa: E402
-from whittle_lib.replication import Comparison  # noqa: E402
+from replication.records import Comparison  # noqa: E402
 
 NB = "03_rl_index_learning"
 MAIN = B.MainRun("default", "threshold", 0.05, 0.1, 8, 10_000)

@@ -1,4 +1,4 @@
-"""Tests of whittle_lib.papers.robots_1999: the robots draft's readings and the sweeps."""
+"""Tests of replication.papers.robots_1999: the robots draft's readings and the sweeps."""
 from fractions import Fraction
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 
 from whittle_lib import mdp
 from whittle_lib.models import robots as Q
-from whittle_lib.papers import robots_1999 as P
-from whittle_lib.replication import Comparison, load_expected
+from replication.papers import robots_1999 as P
+from replication.records import Comparison, load_expected
 
 
 def test_sweep_column_is_relative_value_iteration():
@@ -579,7 +579,7 @@ def test_theta_at_paper_tau_separating_row():
 def test_every_verdict_note_says_what_was_searched():
     # Issue 21: each verdict against the paper says how many readings or instances were tried
     # and what the search could detect.
-    from whittle_lib.replication import read_results, project_root
+    from replication.records import read_results, project_root
     rows = read_results(project_root() / "data" / "results" / "05_robot_queue.csv")
     against = [r for r in rows if r.status in ("deviates", "claim-fails", "claim-depends")]
     assert len(against) == 53

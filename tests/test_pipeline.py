@@ -60,8 +60,7 @@ def test_nbval_reports_a_changed_number(tmp_path):
 def _copy_project(tmp_path) -> Path:
     """A minimal copy of the project: the runner, one notebook, its data and figures."""
     dst = tmp_path / "project"
-    (dst / "tools").mkdir(parents=True)
-    shutil.copy(ROOT / "tools" / "run_notebook.py", dst / "tools")
+    dst.mkdir(parents=True)
     for sub in ("notebooks", "data/expected", "data/results"):
         (dst / sub).mkdir(parents=True)
     shutil.copy(ROOT / "notebooks" / f"{NB}.ipynb", dst / "notebooks")
@@ -80,8 +79,8 @@ def _fingerprint(project: Path) -> dict[str, str]:
 def _run(project: Path, *params: str):
     env = dict(os.environ)
     env.pop("WHITTLE_OUTPUT_ROOT", None)
-    env.pop("WHITTLE_PROJECT_ROOT", None)
-    return subprocess.run([sys.executable, str(project / "tools" / "run_notebook.py"), NB,
+    env["WHITTLE_PROJECT_ROOT"] = str(project)
+    return subprocess.run([sys.executable, "-m", "replication.run", NB,
                            "--kernel", KERNEL, *params],
                           capture_output=True, text=True, env=env, timeout=600)
 

@@ -2,7 +2,7 @@
 BLAS kernel or on NumPy's SIMD loops.
 
 References: the native run itself, against runs under emulated machines
-(``tools/machines.py``: OpenBLAS kernels forced by ``OPENBLAS_CORETYPE``, NumPy dispatch
+(``replication/machines.py``: OpenBLAS kernels forced by ``OPENBLAS_CORETYPE``, NumPy dispatch
 targets switched off by ``NPY_DISABLE_CPU_FEATURES``); LAPACK and NumPy for the values.
 """
 
@@ -17,8 +17,7 @@ import pytest
 from whittle_lib import _portable as fp
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import machines  # noqa: E402
+from replication import machines  # noqa: E402
 
 x86 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                          reason="the emulated machines are x86-64 ones")

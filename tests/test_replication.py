@@ -1,4 +1,4 @@
-"""Tests of whittle_lib.replication: statuses, the results file, the report."""
+"""Tests of replication.records: statuses, the results file, the report."""
 
 import math
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from whittle_lib import replication as R
+from replication import records as R
 
 
 def _expected():

@@ -1,4 +1,4 @@
-"""tools/run_notebook.py: parameters checked before a kernel starts, only the defaults write the
+"""replication/run.py: parameters checked before a kernel starts, only the defaults write the
 reference, a parameter run gets its own folder and a status diff, progress on the console,
 Ctrl-C keeps the partial run.
 
@@ -48,9 +48,9 @@ def _notebook() -> nbformat.NotebookNode:
     nb.cells = [
         md("# 99 Demo\n\nA tiny notebook for the runner's tests."),
         code(PARAMETERS, metadata={"tags": ["parameters"]}),
-        code(f'import whittle_lib as wl\nparams = wl.check_parameters("{NB}", globals())'),
+        code(f'import replication\nparams = replication.check_parameters("{NB}", globals())'),
         md("## 1. Table 1: the values"),
-        code("from whittle_lib import replication as R\n"
+        code("from replication import records as R\n"
              "rows = [R.Row('Table 1', f'k={k}', 'x', '', f'{params.mu * k:.3f}', "
              "float('nan'), 'new', 'ours') for k in range(params.n)]\n"
              "rows.append(R.Row('Claim', 'mu', 'small', '', '', float('nan'), "
@@ -59,7 +59,7 @@ def _notebook() -> nbformat.NotebookNode:
         md("## 2. Figure 1: a line"),
         code("import matplotlib.pyplot as plt\n"
              "fig, ax = plt.subplots(figsize=(2, 2))\nax.plot([0, 1], [0, params.mu])\n"
-             f"wl.plotting.save_figure(fig, '{NB}', 'line')"),
+             f"import replication.figures\nreplication.figures.save_figure(fig, '{NB}', 'line')"),
         md("## 3. Summary"),
         code("import time\ntime.sleep(params.sleep)\n"
              f"R.write_results('{NB}', rows)\nprint('written')"),
@@ -70,13 +70,11 @@ def _notebook() -> nbformat.NotebookNode:
 def _project(tmp_path) -> Path:
     """The project layout with the runner, the demo notebook and its reference outputs."""
     project = tmp_path / "project"
-    (project / "tools").mkdir(parents=True)
+    project.mkdir(parents=True)
     (project / "data" / "expected").mkdir(parents=True)
     (project / "data" / "results").mkdir(parents=True)
     (project / "notebooks").mkdir()
     (project / "figures" / NB).mkdir(parents=True)
-    (project / "tools" / "run_notebook.py").write_bytes(
-        (ROOT / "tools" / "run_notebook.py").read_bytes())
     nbformat.write(_notebook(), project / "notebooks" / f"{NB}.ipynb")
     (project / "data" / "results" / f"{NB}.csv").write_text(REFERENCE)
     (project / "figures" / NB / "line.png").write_bytes(b"reference figure")
@@ -90,21 +88,20 @@ def _fingerprint(project: Path) -> dict[str, str]:
             if f.is_file() and "build" not in f.relative_to(project).parts}
 
 
-def _env() -> dict:
+def _env(project: Path) -> dict:
     env = dict(os.environ)
     env.pop("WHITTLE_OUTPUT_ROOT", None)
-    env.pop("WHITTLE_PROJECT_ROOT", None)
+    env["WHITTLE_PROJECT_ROOT"] = str(project)
     return env
 
 
 def _command(project: Path, *args: str) -> list[str]:
-    return [sys.executable, str(project / "tools" / "run_notebook.py"), NB, "--kernel", KERNEL,
-            *args]
+    return [sys.executable, "-m", "replication.run", NB, "--kernel", KERNEL, *args]
 
 
 def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(_command(project, *args), capture_output=True, text=True, env=_env(),
-                          timeout=300)
+    return subprocess.run(_command(project, *args), capture_output=True, text=True,
+                          env=_env(project), timeout=300)
 
 
 def _outputs(nb, start: str) -> list:
@@ -156,8 +153,8 @@ def test_help_lists_the_notebooks_parameters(tmp_path):
 
 def test_an_unknown_notebook_is_a_usage_error(tmp_path):
     project = _project(tmp_path)
-    run = subprocess.run([sys.executable, str(project / "tools" / "run_notebook.py"),
-                          "98_none"], capture_output=True, text=True, env=_env(), timeout=60)
+    run = subprocess.run([sys.executable, "-m", "replication.run", "98_none"],
+                         capture_output=True, text=True, env=_env(project), timeout=60)
     assert run.returncode == 2
     assert "no notebook notebooks/98_none.ipynb" in run.stderr
 
@@ -230,7 +227,7 @@ def test_a_failed_run_keeps_the_reference_and_the_partial_notebook(tmp_path):
     partial = nbformat.read(project / "build" / "stage" / NB / "notebooks" / f"{NB}.ipynb",
                             as_version=4)
     # papermill puts an error banner first; the cells before the failure ran
-    assert _outputs(partial, "from whittle_lib import")[0]["text"] == "3 rows\n"
+    assert _outputs(partial, "from replication import records")[0]["text"] == "3 rows\n"
     assert _outputs(partial, "raise")[0]["ename"] == "RuntimeError"
 
 
@@ -241,7 +238,7 @@ def test_ctrl_c_keeps_the_reference_and_writes_the_partial_notebook(tmp_path):
     # A terminal's Ctrl-C signals the whole foreground process group: emulate it with a group
     # of our own.
     proc = subprocess.Popen(_command(project, "-p", "sleep", "60"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(),
+                            stderr=subprocess.PIPE, text=True, env=_env(project),
                             start_new_session=True)
     try:
         seen = []
@@ -262,7 +259,7 @@ def test_ctrl_c_keeps_the_reference_and_writes_the_partial_notebook(tmp_path):
                            f"{staged.relative_to(project)}")  # one line, no traceback
     assert "Traceback" not in out + err
     partial = nbformat.read(staged, as_version=4)
-    assert _outputs(partial, "from whittle_lib import")[0]["text"] == "3 rows\n"  # with outputs
+    assert _outputs(partial, "from replication import records")[0]["text"] == "3 rows\n"  # with outputs
     assert _fingerprint(project) == before
     assert not (folder / "data").exists()                  # nothing moved into place
 

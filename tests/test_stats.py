@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from whittle_lib import replication, stats
+from replication import records as replication
+from whittle_lib import stats
 
 
 def _draw(n, *, rng):

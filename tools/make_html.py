@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from run_notebook import last_heading, replace_dir  # tools/ is on the path of its scripts
+from replication.run import last_heading, replace_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 MATHJAX_DIR = "mathjax"
@@ -245,7 +245,7 @@ def _status_html(root: Path) -> str:
     """The status table from ``data/results/`` and the README's legend, as HTML."""
     from nbconvert.filters.markdown import markdown2html
 
-    from whittle_lib import replication
+    from replication import records as replication
 
     files = sorted((root / "data" / "results").glob("*.csv"))
     table = replication.render_status_table({f.stem: replication.read_results(f)

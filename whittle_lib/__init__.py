@@ -1,6 +1,6 @@
 """Whittle index policies: the models and algorithms of five papers.
 
-The package is organised as one module per concern (see ``DESIGN.md`` of the collection):
+The package is organised as one module per concern:
 
 ``arms``, ``indices``
     finite restless arms (and converters to the peers' layouts), their Whittle and Gittins
@@ -18,29 +18,22 @@ The package is organised as one module per concern (see ``DESIGN.md`` of the col
 ``learning``
     learning the crawling policy: LSPE(0) on parametrised thresholds (Avrachenkov & Borkar
     2019) and two-timescale learning of the Whittle index (Borkar & Chadha 2018).
-``replication``, ``stats``, ``plotting``
-    comparison with the papers' numbers, results files, the report; independent
-    replications over any executor; one figure style.
-``papers``
-    per paper: what it printed, and the sweeps that judge its claims.
-``notebook_params``
-    a notebook's parameters: specs read from its ``parameters`` cell, values checked by name
-    (``check_parameters`` is also exported here).
+``stats``
+    named random streams, independent replications and sweeps over any executor, confidence
+    intervals.
 
 Submodules load on first use (``wl.models.robots.<name>`` works without an import), so
-``import whittle_lib`` itself loads only the parameter checker: no SciPy solver, no
-matplotlib. Their public names are listed in each module's ``__all__``.
+``import whittle_lib`` itself loads no SciPy solver and no matplotlib. Their public names
+are listed in each module's ``__all__``.
 """
 
 from ._lazy import lazy_submodules
-from .notebook_params import check_parameters
 
-_SUBMODULES = ("arms", "indices", "learning", "mdp", "models", "notebook_params", "papers",
-               "plotting", "replication", "rmab", "stats")
+_SUBMODULES = ("arms", "indices", "learning", "mdp", "models", "rmab", "stats")
 
-__all__ = ["check_parameters", *_SUBMODULES]
+__all__ = list(_SUBMODULES)
 __version__ = "0.1.0"
 
 
-# PEP 562: ``wl.plotting`` imports matplotlib only when a notebook asks for it.
+# PEP 562: ``wl.mdp`` imports SciPy only when it is first used.
 __getattr__, __dir__ = lazy_submodules(__name__, _SUBMODULES, globals)

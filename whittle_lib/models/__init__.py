@@ -8,7 +8,7 @@
 ``robots``
     the M/M/1/K model of web-robot control (Talim, Liu, Nain & Coffman 1999).
 
-Imports run one way: ``papers`` -> ``models`` -> the core, never back. Submodules load on first
+Imports run one way: ``models`` -> the core, never back. Submodules load on first
 use, so ``wl.models.robots`` needs no import of its own.
 """
 

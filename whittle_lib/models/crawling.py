@@ -17,7 +17,7 @@ being the number of periods since the last crawl.
 
 The Whittle index (Theorem 1) is :func:`whittle_index`, checked against the index by
 definition (:func:`index_by_definition`). The forms the papers printed, which differ from it,
-are in :mod:`whittle_lib.papers.crawling_2015`.
+are in the replication notebooks (``replication.papers.crawling_2015``).
 
 References
 ----------

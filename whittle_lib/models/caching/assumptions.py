@@ -86,8 +86,7 @@ class AssumptionReport:
         ``monotone_chains``, ``assumption2`` and ``assumption3``. The stronger reading
         (``preserves_concavity``) is reported but not required: no birth-death chain of
         Fig. 1 that can move down satisfies it (see the notebook). The condition the proof of
-        Lemma 2 needs, ``(P1 - P0) V`` non-increasing in ``r``, is
-        :func:`whittle_lib.papers.caching_2023.lemma2_condition`."""
+        Lemma 2 needs, ``(P1 - P0) V`` non-increasing in ``r``, is checked separately."""
         return (self.assumption1 and self.monotone_chains and self.assumption2
                 and self.assumption3)
 

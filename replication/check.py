@@ -1,9 +1,9 @@
 """Check that results computed elsewhere equal the stored ones, byte for byte.
 
-    python tools/check_results.py DIR [NOTEBOOK ...]
+    python -m replication.check DIR [NOTEBOOK ...]
         compare DIR/data/results/<nb>.csv with data/results/<nb>.csv
-    python tools/check_results.py --machine NAME [NOTEBOOK ...]
-        first run the notebooks under an emulated machine (tools/machines.py) into
+    python -m replication.check --machine NAME [NOTEBOOK ...]
+        first run the notebooks under an emulated machine (replication.machines) into
         build/portable/NAME/, two at a time, then compare
 
 The stored results (``data/results``) are what the computation determines on any machine
@@ -23,8 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import machines  # noqa: E402
+from replication import machines
 
 
 def notebooks() -> list[str]:
@@ -33,7 +32,7 @@ def notebooks() -> list[str]:
 
 def differences(stored: Path, fresh: Path) -> list[str]:
     """Human-readable differences between two results files (empty if byte-identical)."""
-    from whittle_lib.replication import read_results, result_changes
+    from replication.records import read_results, result_changes
 
     if not fresh.exists():
         return [f"{fresh} was not written"]
@@ -58,8 +57,8 @@ def compare(directory: Path, names: list[str], label: str) -> int:
 
 def _run(machine: str, name: str, out: Path) -> tuple[str, int, float, str]:
     start = time.monotonic()
-    cmd = [sys.executable, str(ROOT / "tools" / "machines.py"), "run", machine, "--",
-           sys.executable, str(ROOT / "tools" / "run_notebook.py"), name,
+    cmd = [sys.executable, "-m", "replication.machines", "run", machine, "--",
+           sys.executable, "-m", "replication.run", name,
            "--output-root", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     return name, proc.returncode, time.monotonic() - start, proc.stdout + proc.stderr

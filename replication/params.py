@@ -14,11 +14,11 @@ papermill cannot set, and no statement spanning lines).
 
 The cell right after the parameters cell checks what papermill injected::
 
-    params = wl.check_parameters(NOTEBOOK, globals())
+    params = replication.check_parameters(NOTEBOOK, globals())
 
 so a bad value stops the notebook before any long computation, with a ``ValueError`` naming
 the parameter, the value and the rule (``"replications must be an int >= 2, got 1"``).
-``tools/run_notebook.py`` reads the same specs to list the parameters (``--help``) and to
+``python -m replication.run`` reads the same specs to list the parameters (``--help``) and to
 refuse an unknown name or a bad value before it starts a kernel.
 
 Examples
@@ -54,7 +54,7 @@ from dataclasses import dataclass, make_dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from .replication import project_root
+from .records import project_root
 
 __all__ = [
     "PARAMETER_TYPES",
@@ -497,13 +497,13 @@ def check_parameters(notebook_name: str, namespace: Mapping) -> ParameterValues:
     """Check a notebook's parameter values (what papermill injected) against its specs.
 
     Called in the cell right after the parameters cell:
-    ``params = wl.check_parameters(NOTEBOOK, globals())``.
+    ``params = replication.check_parameters(NOTEBOOK, globals())``.
 
     Parameters
     ----------
     notebook_name : str
         ``NN_name``; the specs are read from ``notebooks/NN_name.ipynb`` under
-        :func:`whittle_lib.replication.project_root`.
+        :func:`replication.records.project_root`.
     namespace : mapping
         Where the parameters live (the notebook's ``globals()``).
 

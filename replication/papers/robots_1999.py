@@ -17,7 +17,7 @@ verdict, and the computations that decide whether a verdict survives every readi
 - :func:`static_cost_loss_probability`: the cost of Sec. 6's wording ("loss probability");
 - the notebook's sweeps (``check_*``, ``*_results``, ``*_curves``), each with a frozen result,
   and its recordings (``record_*``): they take the notebook's
-  :class:`whittle_lib.replication.Comparison` and those results, and write the rows of
+  :class:`replication.records.Comparison` and those results, and write the rows of
   ``data/results/05_robot_queue.csv`` with the evidence for each verdict.
 
 References
@@ -39,10 +39,10 @@ from fractions import Fraction
 import numpy as np
 from scipy import sparse
 
-from .. import mdp as _mdp
-from ..models import robots as _q
-from ..replication import parse_setting as _parse_setting
-from ..replication import setting as _setting
+from whittle_lib import mdp as _mdp
+from whittle_lib.models import robots as _q
+from ..records import parse_setting as _parse_setting
+from ..records import setting as _setting
 
 __all__ = [
     "STOPPING_READINGS",
@@ -477,7 +477,7 @@ def check_notebook_parameters(*, mu: float, lambda_policy: float, gammas_policy,
 def with_changed(changed: Mapping[str, object], text: str, *names: str) -> str:
     """A ``setting`` with the parameters among ``names`` that are not at their defaults.
 
-    ``changed`` maps the changed parameters to their values (``wl.check_parameters(...)
+    ``changed`` maps the changed parameters to their values (``replication.check_parameters(...)
     .changed``); a row computed at the paper's setting keeps its setting ``text``, any other
     gets ``;name=value`` for each of ``names`` it depends on, so it cannot be mistaken for a
     number of the paper.
@@ -522,8 +522,8 @@ def prints_as(expected_row, value: float) -> bool:
     """Whether ``value`` prints as the paper's number: within the expected row's tolerance.
 
     ``expected_row`` has the attributes ``paper`` (the text as printed) and ``tolerance``
-    (a :class:`whittle_lib.replication.Row`); the slack ``1e-9`` relative is the one
-    :meth:`whittle_lib.replication.Comparison.number` uses.
+    (a :class:`replication.records.Row`); the slack ``1e-9`` relative is the one
+    :meth:`replication.records.Comparison.number` uses.
     """
     return abs(float(expected_row.paper) - value) <= expected_row.tolerance * (1 + 1e-9)
 

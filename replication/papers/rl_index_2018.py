@@ -22,7 +22,7 @@ left open and the computations that decide whether a verdict against it survives
 * **The notebook's verdicts.** Each section of notebook ``03_rl_index_learning`` calls a pure
   function that computes what its verdict rests on (a frozen result with a ``table()`` for the
   notebook to print) and a ``record_*`` function that writes the verdict, with its evidence,
-  into the :class:`~whittle_lib.replication.Comparison`: Table I's setting
+  into the :class:`~replication.records.Comparison`: Table I's setting
   (:func:`table_one_settings`), the printed index of Sec. IV-A (:func:`printed_index_check`),
   Figs. 1-2 (:func:`projection_counts`, :func:`weight_convergence`,
   :func:`projection_order`), the stochastic model's index (:func:`compare_indices`), Table II
@@ -46,11 +46,11 @@ from functools import partial
 
 import numpy as np
 
-from ..models import crawling, crawling_policies as policies
-from ..models.crawling import CrawlingModel
-from ..replication import confidence_interval, format_estimate
-from ..stats import run_tasks
-from ..learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
+from whittle_lib.models import crawling, crawling_policies as policies
+from whittle_lib.models.crawling import CrawlingModel
+from ..records import confidence_interval, format_estimate
+from whittle_lib.stats import run_tasks
+from whittle_lib.learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                        learn_whittle_index)
 from .crawling_2015 import index_2018
 
@@ -186,7 +186,7 @@ class StaticPriorityRule:
 
 @dataclass(frozen=True, eq=False)
 class PrintedIndexRule:
-    """Priority by the index *as printed* in Sec. IV-A (:func:`whittle_lib.papers.crawling_2015.index_2018`,
+    """Priority by the index *as printed* in Sec. IV-A (:func:`replication.papers.crawling_2015.index_2018`,
     an extra ``u alpha^zeta`` over Theorem 1 of the 2015 paper); picklable."""
 
     model: CrawlingModel
@@ -777,7 +777,7 @@ class PrintedIndexCheck:
     Attributes
     ----------
     printed, exact : ndarray, shape (N, 14)
-        :func:`~whittle_lib.papers.crawling_2015.index_2018` and
+        :func:`~replication.papers.crawling_2015.index_2018` and
         :func:`~whittle_lib.models.crawling.whittle_index` at the visited states ``x_1..x_14``.
     by_definition_gap : float
         Largest ``|exact - index by definition|`` on ``x_1..x_6``.

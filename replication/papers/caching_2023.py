@@ -27,14 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arms import RestlessArm
-from ..models.caching import (CachingContent, CachingProblem, check_assumptions, check_structure,
+from whittle_lib.arms import RestlessArm
+from whittle_lib.models.caching import (CachingContent, CachingProblem, check_assumptions, check_structure,
                        evaluate_joint_policy, greedy_priorities, index_policy, is_concave_on,
                        popularity_perturbation, random_content, repair_missing_costs,
                        simulate_policy, solve_content, solve_joint, theorem51_bound,
                        whittle_priorities)
-from ..indices import is_indexable, whittle_indices
-from ..replication import format_estimate, setting
+from whittle_lib.indices import is_indexable, whittle_indices
+from ..records import format_estimate, setting
 
 __all__ = [
     "lemma2_condition",

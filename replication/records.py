@@ -14,7 +14,7 @@ fails under others; numbers the paper does not report are ``new``.
 
 Where files go: reading uses :func:`project_root` (the folder holding ``data/expected``);
 writing uses :func:`output_root`, which is the project root unless the environment variable
-``WHITTLE_OUTPUT_ROOT`` names a staging folder (``tools/run_notebook.py`` sets it so that a run
+``WHITTLE_OUTPUT_ROOT`` names a staging folder (``python -m replication.run`` sets it so that a run
 that fails halfway overwrites nothing).
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 
-from . import stats as _stats
+from whittle_lib import stats as _stats
 
 __all__ = [
     "confidence_interval",

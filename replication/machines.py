@@ -13,9 +13,9 @@ not have, are left out of ``NPY_DISABLE_CPU_FEATURES`` (NumPy refuses to disable
 
 Usage::
 
-    python tools/machines.py list                      # the machines and what each selects here
-    python tools/machines.py env haswell-avx2          # NAME=value lines
-    python tools/machines.py run haswell-avx2 -- CMD   # run CMD under that machine
+    python -m replication.machines list                      # the machines and what each selects here
+    python -m replication.machines env haswell-avx2          # NAME=value lines
+    python -m replication.machines run haswell-avx2 -- CMD   # run CMD under that machine
 """
 
 from __future__ import annotations

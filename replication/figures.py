@@ -11,7 +11,7 @@ import os
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
-from .replication import output_root
+from .records import output_root
 
 __all__ = ["STYLE", "use_style", "save_figure"]
 

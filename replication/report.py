@@ -1,6 +1,6 @@
 """Build REPLICATION.md and the status table of README.md from data/results/*.csv.
 
-    python tools/make_report.py
+    python -m replication.report
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from whittle_lib import replication
+from replication import records as replication
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- status-table:begin -->", "<!-- status-table:end -->"

@@ -1,11 +1,11 @@
 """Run one notebook with papermill so that a failed run overwrites nothing.
 
-    python tools/run_notebook.py 05_robot_queue [--kernel K] [--cell-timeout S] [-p NAME VALUE]...
-    python tools/run_notebook.py 05_robot_queue --help     # lists the notebook's parameters
+    python -m replication.run 05_robot_queue [--kernel K] [--cell-timeout S] [-p NAME VALUE]...
+    python -m replication.run 05_robot_queue --help     # lists the notebook's parameters
 
 The notebook runs with ``notebooks/`` as working directory into a staging folder; the
 environment variable ``WHITTLE_OUTPUT_ROOT`` points the library's writers
-(``whittle_lib.replication.write_results``, ``whittle_lib.plotting.save_figure``) to the same
+(``replication.records.write_results``, ``replication.figures.save_figure``) to the same
 folder. Only when every cell has run and the results file exists are the notebook (stripped of
 volatile metadata), its figures folder and its results file moved into place:
 
@@ -15,10 +15,10 @@ volatile metadata), its figures folder and its results file moved into place:
 - a run with other parameters writes its own folder ``build/runs/<nb>/<name>=<value>,.../``
   (the same three things, the notebook with its ``injected-parameters`` cell) and prints which
   results rows changed status or value against the reference;
-- ``--output-root DIR`` writes under ``DIR`` instead (``tools/check_results.py``).
+- ``--output-root DIR`` writes under ``DIR`` instead (``replication.check``).
 
 Parameters are checked against the notebook's ``parameters`` cell
-(``whittle_lib.notebook_params``) before a kernel starts: an unknown name, a value that is not a
+(``replication.params``) before a kernel starts: an unknown name, a value that is not a
 Python literal or a value out of range stops the run with exit status 2. As cells run, their
 number and section heading are printed. On failure the staging folder keeps the partial run
 (the notebook with the cells executed so far) and the exit status is 1; on Ctrl-C it is 130.
@@ -36,7 +36,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+# The collection this runner acts on: this checkout, or the folder named by
+# WHITTLE_PROJECT_ROOT (a scratch project in the runner's own tests).
+ROOT = Path(os.environ.get("WHITTLE_PROJECT_ROOT") or Path(__file__).resolve().parents[1]).resolve()
 
 # Metadata that changes from run to run without the notebook changing.
 VOLATILE_NOTEBOOK_METADATA = ("papermill", "widgets")
@@ -109,8 +111,8 @@ def _say(*lines: str) -> None:
 
 def read_specs(name: str):
     """The parameter specs of ``notebooks/<name>.ipynb``; raises ValueError if the cell is not
-    in the grammar of ``whittle_lib.notebook_params``."""
-    from whittle_lib.notebook_params import read_parameter_specs
+    in the grammar of ``replication.params``."""
+    from replication.params import read_parameter_specs
     return read_parameter_specs(ROOT / "notebooks" / f"{name}.ipynb")
 
 
@@ -168,7 +170,7 @@ def run_folder_name(parameters: dict) -> str:
 def report_changes(name: str, target: Path, limit: int = 40) -> None:
     """Print how this run's results differ from the reference; the full list goes to
     ``<target>/changes.txt``."""
-    from whittle_lib.replication import read_results, result_changes, status_counts
+    from replication.records import read_results, result_changes, status_counts
 
     reference = ROOT / "data" / "results" / f"{name}.csv"
     fresh = target / "data" / "results" / f"{name}.csv"
@@ -238,10 +240,10 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from whittle_lib.notebook_params import format_value
+    from replication.params import format_value
 
     # papermill's own reading of the parameters cell warns about lines with a range (">=" is a
-    # second "="); the cell was checked by whittle_lib.notebook_params instead
+    # second "="); the cell was checked by replication.params instead
     logging.getLogger("papermill").setLevel(logging.ERROR)
 
     source = ROOT / "notebooks" / f"{name}.ipynb"
@@ -258,7 +260,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     staged_nb = stage / "notebooks" / f"{name}.ipynb"
     os.environ["WHITTLE_OUTPUT_ROOT"] = str(stage)
     os.environ["WHITTLE_PROJECT_ROOT"] = str(ROOT)
-    # Figures reach the notebook through wl.plotting.save_figure, which displays the very PNG it
+    # Figures reach the notebook through replication.figures.save_figure, which displays the very PNG it
     # saved; the Agg backend keeps the kernel from drawing a second, differently styled copy
     # (the inline backend's own rcParams would change the saved bytes between runners).
     os.environ["MPLBACKEND"] = "agg"

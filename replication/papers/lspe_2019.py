@@ -19,7 +19,7 @@ The experiments of the notebook ``02_lspe_learning`` that take more than a line 
 printed Sherman-Morrison factors, the readings and the sweep of our constants, the study of
 ``kappa``, the switched-off numerical fixes) are pure functions here with frozen results, and the
 ``record_*`` functions write what they found into the notebook's
-:class:`~whittle_lib.replication.Comparison`, with the evidence in words.
+:class:`~replication.records.Comparison`, with the evidence in words.
 
 References
 ----------
@@ -39,11 +39,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..models import crawling, crawling_policies as policies
-from ..learning.lspe import (LSPEResult, LSPESettings, run_lspe, running_average,
+from whittle_lib.models import crawling, crawling_policies as policies
+from whittle_lib.learning.lspe import (LSPEResult, LSPESettings, run_lspe, running_average,
                              sherman_morrison_average, step_sizes)
-from ..replication import confidence_interval as _mean_ci, format_estimate as _est
-from ..stats import one_run_verdict, run_tasks, share_interval
+from ..records import confidence_interval as _mean_ci, format_estimate as _est
+from whittle_lib.stats import one_run_verdict, run_tasks, share_interval
 
 __all__ = [
     "PRINTED",

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from .. import _portable as _fp
-from .. import indices
-from ..models import crawling, crawling_policies as policies
-from ..replication import confidence_interval, format_estimate
-from ..stats import one_run_verdict, share_interval
+from whittle_lib import _portable as _fp
+from whittle_lib import indices
+from whittle_lib.models import crawling, crawling_policies as policies
+from ..records import confidence_interval, format_estimate
+from whittle_lib.stats import one_run_verdict, share_interval
 
 __all__ = [
     "index_theorem1",
@@ -1117,7 +1117,7 @@ class RewardEstimate:
         Mean over the replications of each run's average reward after the burn-in.
     half_width : float
         Half-width of the 95 % confidence interval (Student t over the replications,
-        :func:`whittle_lib.replication.confidence_interval`).
+        :func:`replication.records.confidence_interval`).
     replications : int
         Independent runs behind the estimate.
     periods : int
