@@ -1,5 +1,6 @@
 """The readings and sweeps that judge Pavamana & Singh (2023): references and invariants."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -377,9 +378,10 @@ def test_theorem3_checks_draw_each_family_from_its_own_stream():
     assert th.a2.n == int(th.a.lemma2.sum()) and len(th.concave_c) == th.c.failures().n
     assert th.report().count("\n") == 6
     rec = _Recorder()
-    P.record_theorems_3(rec, th)
-    assert [k for k, _ in rec.calls] == ["claim_by_reading", "claim_by_reading", "new", "new"]
-    assert rec.calls[2][1][3] == f"{th.b.threshold}/4 (A1-A3); {th.c.threshold}/4 (A1-A3 and Lemma 2)"
+    P.record_theorems_3(rec, th)                     # Theorem 3.2, then the two rows of ours
+    assert [(k, a[0]) for k, a in rec.calls] == [("claim_by_reading", "Theorem 3.2"),
+                                                 ("new", "Theorem 3.1"), ("new", "Theorem 3.2")]
+    assert rec.calls[1][1][3] == f"{th.b.threshold}/4 (A1-A3); {th.c.threshold}/4 (A1-A3 and Lemma 2)"
 
 
 def test_repair_readings_are_repair_reading_under_each_reading():
@@ -471,12 +473,182 @@ def test_fig7_check_beyond_the_bound_and_its_row():
 
 def test_record_theorem51_rows_and_the_printed_example():
     t = P.theorem51_check((0.9,), 3, rng=np.random.default_rng(2), n_levels=4)
+    power = P.theorem51_power_search((3,), (0.99,), 150, 2, rng=np.random.default_rng(5))
     rec = _Recorder()
-    P.record_theorem51(rec, t)
+    P.record_theorem51(rec, t, power)
     assert [k for k, _ in rec.calls] == ["claim", "claim", "new"]
     assert rec.calls[0][1][4].startswith(f"beta=0.9: {t.counts[0.9]['P0 = P1'][0]}/3")
+    item, setting, _, holds, note = rec.calls[1][1]
+    assert (item, setting) == ("Theorem 5.1", "random dense and sparse chains, eps <= (1-beta)/beta")
+    assert holds and note.startswith("No counterexample found. Within the bound")
+    assert f"eps = {power.closest[0.99].ratio:.3f} times the bound at beta = 0.99" in note
     assert (P.non_indexable_example(t, 4) == "") == (not t.non_indexable)
     linear = P.joint_contents([2.0], [(0.2, 0.2, 0.3, 0.1)], np.arange(4.0), fetch_cost=1.0,
                               exponent=1.0)
     assert P.fig6_instance_text(linear, 1.0).startswith(
         "Fig. 6 instance, e = 1: Assumption 3 fails for contents [0]")
+
+
+# --- Theorem 3.1 under both readings of Assumption 1: the search and its counterexample ----------
+
+def test_random_grid_content_is_on_its_grid_with_assumptions_1_and_2_built_in():
+    rng = np.random.default_rng(4)
+    for level_dependent in (False, True):
+        for _ in range(50):
+            c = P.random_grid_content(5, rng=rng, level_dependent=level_dependent)
+            rep = C.check_assumptions(c)
+            assert rep.assumption1 and rep.assumption2
+            # hundredths and tenths: exact to the rounding of one division
+            np.testing.assert_allclose(c.P1 * 100, np.round(c.P1 * 100), atol=1e-9)
+            np.testing.assert_allclose(c.missing_cost * 10, np.round(c.missing_cost * 10), atol=1e-9)
+            up = P.chain_probabilities(c)[:, 1:-1]          # inner levels: no boundary rule
+            assert level_dependent or np.all(up == up[:, :1])
+    with pytest.raises(ValueError, match="n_levels"):
+        P.random_grid_content(1, rng=0, level_dependent=True)
+
+
+def test_threshold_search_agrees_with_direct_solves_on_every_content():
+    # independent reference: check_structure solves every distinct optimal policy directly
+    # seed 11: a draw of 40 that holds a failure, so both outcomes are compared
+    s = P.threshold_search(3, 40, (0.99,), rng=np.random.default_rng(11), level_dependent=True)
+    ref_contents, drawn = P.accepted_contents(
+        lambda K, rng: P.random_grid_content(K, rng=rng, level_dependent=True), 3, 40,
+        rng=np.random.default_rng(11))
+    assert s.n_drawn == drawn and s.n_checks == 40 and not s.non_indexable
+    failing = {id(f.content) for f in s.failures}
+    assert len(failing) == s.n_failures()
+    direct = [not C.check_structure(c, discount=0.99).threshold for c in ref_contents]
+    assert sum(direct) == s.n_failures() >= 1 and s.confirmed
+    assert s.n_lemma2 == sum(P.lemma2_condition(c) for c in ref_contents)
+
+
+def _printed_counterexample():
+    """The counterexample the notebook prints (Section 2b), as printed: every number is exact."""
+    P0 = [[0.96, 0.04, 0.0], [0.21, 0.41, 0.38], [0.0, 0.41, 0.59]]
+    P1 = [[0.81, 0.19, 0.0], [0.18, 0.39, 0.43], [0.0, 0.03, 0.97]]
+    return C.CachingContent([0.0, 1.0, 2.0], [0.0, 1.7, 3.3], P0, P1, 6.8)
+
+
+def test_the_printed_counterexample_by_brute_force_over_all_policies():
+    # independent of every solver of the library: all 2^6 stationary policies evaluated by LU
+    c, beta, lam = _printed_counterexample(), 0.99, 1.1346      # the penalty as printed
+    arm, K = c.arm(), 3
+    values = {}
+    for pol in itertools.product((0, 1), repeat=2 * K):
+        act = np.array(pol, dtype=bool)
+        P_pol = np.where(act[:, None], arm.P1, arm.P0)
+        cost = np.where(act, -arm.R1 + lam, -arm.R0)
+        values[pol] = np.linalg.solve(np.eye(2 * K) - beta * P_pol, cost)
+    V = np.min(list(values.values()), axis=0)
+    # values of order 10^2 from 6x6 solves: 1e-9 separates optimal from not
+    optimal = [pol for pol, v in values.items() if np.all(v <= V + 1e-9)]
+    assert optimal == [(0, 0, 0, 0, 1, 0)]                  # cache only in (k, c) = (1, 1)
+    thresholds = [tuple([int(k >= t0) for k in range(K)] + [int(k >= t1) for k in range(K)])
+                  for t0 in range(K + 1) for t1 in range(K + 1)]
+    assert min((values[t] - V).max() for t in thresholds) > 0.29
+    rep = C.check_assumptions(c)
+    assert rep.assumptions_1_to_3 and rep.preserves_concavity and not P.lemma2_condition(c)
+
+
+def test_verify_threshold_failure_on_the_printed_counterexample():
+    c = _printed_counterexample()
+    ok, f = P._threshold_failure(c, 0.99)
+    assert ok and f.confirmed and f.drops == ((1, 1),) and f.penalty == pytest.approx(1.1346, abs=5e-5)
+    ce = P.verify_threshold_failure(f)
+    assert ce.cache.tolist() == [[False, False, False], [False, True, False]]
+    assert np.array_equal(ce.vi_cache, ce.cache) and ce.vi_gap < 1e-6
+    assert ce.rows_not_threshold == (1,) and ce.best_threshold == (3, 3)
+    assert ce.threshold_excess.min() == pytest.approx(0.2903, abs=1e-4)   # the brute force's
+    text = ce.report()
+    assert "row(s) c = 1: cached at levels {1}, not of the form {k >= tau}" in text
+    assert all(len(line) <= 100 for line in text.splitlines()) and text.count("\n") < 20
+
+
+def test_theorem31_search_and_its_row():
+    lv = np.arange(4.0)
+    th = P.theorem3_checks(lv, 2.0, (0.9,), 2, rng=np.random.default_rng(1),
+                           rng_lemma2=np.random.default_rng(2), n_levels_random=4)
+    t = P.theorem31_search((3,), 150, (0.99,), rng=np.random.default_rng(3))
+    assert [(s.n_levels, s.level_dependent) for s in t.searches] == [(3, False), (3, True)]
+    assert t.counts(False)[0] == 0 and t.counts(True)[0] > 0   # the two readings differ here
+    assert t.counterexample.failure in t.family(True)[0].failures
+    assert t.table().count("\n") == 2
+    rec = _Recorder()
+    P.record_theorem31(rec, th, t)
+    (kind, args), = rec.calls
+    assert kind == "claim_by_reading" and args[:2] == ("Theorem 3.1",
+                                                      "birth-death chains satisfying Assumptions 1-3")
+    assert list(args[3].values())[:3] == [True, True, False]
+    assert "Counterexample: K = 3, beta = 0.99" in args[4]
+
+
+# --- Theorem 5.1: what its test can detect -----------------------------------------------------
+
+def test_shrunk_content_scales_the_perturbation():
+    c = P.random_sparse_content(4, rng=1)
+    assert int((c.P1 > 0).sum(axis=1).max()) <= 2
+    assert C.popularity_perturbation(P.shrunk_content(c, 0.25)) == pytest.approx(
+        0.25 * C.popularity_perturbation(c), rel=1e-12)     # exact up to rounding
+    np.testing.assert_array_equal(P.shrunk_content(c, 0.0).P1, c.P0)
+    with pytest.raises(ValueError, match="t must"):
+        P.shrunk_content(c, 1.5)
+    with pytest.raises(ValueError, match="support"):
+        P.random_sparse_content(3, rng=0, support=4)
+
+
+def _non_indexable(beta=0.99, K=3, seed=6):
+    rng = np.random.default_rng(seed)
+    while True:
+        c = P.random_sparse_content(K, rng=rng)
+        if not P.quietly_indexable(c, beta):
+            return c
+
+
+def test_segment_boundary_brackets_where_indexability_ends():
+    c, beta = _non_indexable(), 0.99
+    seg = P.segment_boundary(c, beta)
+    assert not P.quietly_indexable(P.shrunk_content(c, seg.t_first), beta)
+    assert P.quietly_indexable(P.shrunk_content(c, seg.t_last), beta)
+    assert seg.ratio > 1.0 and seg.within[0] == seg.within[1] > 0    # the bound holds
+    assert seg.distance == pytest.approx((1 - seg.t_last) * seg.eps)
+    with pytest.raises(ValueError, match="non-indexable"):
+        P.segment_boundary(P.shrunk_content(c, 0.0), beta)
+
+
+def test_passive_set_violation_agrees_with_the_engine_and_direct_scans():
+    c, beta = _non_indexable(), 0.99
+    v = P.passive_set_violation(c, beta)
+    assert v is not None and v.certified and v.lam_passive < v.lam_active
+    # the same state, solved again at the two penalties: not cached, then cached
+    K = c.n_levels
+    for lam, sign in ((v.lam_passive, -1), (v.lam_active, 1)):
+        adv = C.solve_content(c, lam, discount=beta).advantage[v.state]
+        assert sign * adv > 0
+    assert P.passive_set_violation(P.shrunk_content(c, 0.0), beta) is None   # Remark 5: indexable
+    assert 0 <= v.state < 2 * K
+
+
+def test_theorem51_power_search_finds_no_arm_inside_the_bound():
+    s = P.theorem51_power_search((3, 4), (0.99,), 150, 5, rng=np.random.default_rng(5))
+    assert s.counterexamples() == 0 and s.within()[0] == s.within()[1]
+    assert s.n_non_indexable() == sum(len(v) for v in s.boundaries.values()) > 0
+    seg = s.closest[0.99]
+    assert 1.0 < seg.ratio <= s.drawn_closest(0.99)          # the local search only improves
+    assert s.certificates[0.99].certified
+    assert s.table().count("\n") == 2 and s.closest_report().count("\n") == 3
+    assert all(len(line) <= 100 for line in (s.table() + "\n" + s.closest_report()).splitlines())
+
+
+def test_record_figs2_4_states_the_power_only_for_verdicts_against_the_paper():
+    lv = np.arange(4.0)
+    chains = {"base": (0.2, 0.2, 0.3, 0.1), "rising": (0.3, 0.1, 0.4, 0.05),
+              "falling": (0.1, 0.3, 0.15, 0.25)}
+    sw = P.index_sweep(chains, lv, cost_scales=[2.0], fetch_costs=[1.0, 3.0], discounts=[0.5, 0.9])
+    figs = P.index_figures(chains["base"], chains["rising"], chains["falling"], lv, 2.0,
+                           fetch_costs_fig2=(1.0, 3.0), discounts_fig3=(0.5, 0.9),
+                           fetch_cost_fig3=1.0, discount=0.9)
+    rec = _Recorder()
+    P.record_figs2_4(rec, figs, sw, P.sweep_verdicts(sw))
+    for kind, args in rec.calls[:4]:
+        mixed = not all(args[3].values())
+        assert ("judged on exact indices" in args[4]) == mixed
