@@ -274,3 +274,55 @@ def test_a_single_arm_is_refused_with_a_hint():
     arm = arms.RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
     with pytest.raises(TypeError, match=r"pass \[arm\]"):
         wl.relaxation_bound(arm, 1)
+
+
+def test_indices_computed_once_are_reused():
+    arm_list = _indexable(0.9, True, 4, 3, 3)
+    results = [indices.whittle_indices(a, discount=0.9) for a in arm_list]
+    given = wl.relaxation_bound(arm_list, 1, discount=0.9, indices=results)
+    assert given.bound == wl.relaxation_bound(arm_list, 1, discount=0.9).bound
+    with pytest.raises(ValueError, match=r"indices\[0\] is for discount=0.9"):
+        wl.relaxation_bound(arm_list, 1, indices=results)
+    with pytest.raises(TypeError, match=r"indices\[0\] must be a WhittleIndexResult"):
+        wl.relaxation_bound(arm_list, 1, discount=0.9, indices=[r.indices for r in results])
+    with pytest.raises(ValueError, match="one WhittleIndexResult per arm"):
+        wl.relaxation_bound(arm_list, 1, discount=0.9, indices=results[:2])
+
+
+def test_builders_build_what_they_say():
+    arm = wl.wear_repair_arm(5, wear=0.3, repair_cost=0.5)
+    # running wears one level at a time; a repair returns to level 0
+    assert arm.P0[2, 3] == 0.3 and arm.P0[4, 4] == 1.0 and (arm.P1[:, 0] == 1.0).all()
+    result = wl.whittle_indices(arm, discount=1.0)
+    # the worse the wear, the more a repair is worth: indices increase with the level
+    assert result.indexable and (np.diff(result.indices) > 0).all()
+    queue = wl.birth_death_arm(6, up=(0.3, 0.3), down=(0.0, 0.6), R0=-np.arange(6.0),
+                               R1=-np.arange(6.0))
+    # independent oracle: the birth-death chain's stationary law solves detailed balance
+    pi = mdp.stationary_distribution(queue.P1)
+    np.testing.assert_allclose(pi[1:] / pi[:-1], 0.3 / 0.6 * np.ones(5), rtol=1e-10)
+    a, b = wl.random_arm(4, rng=3), wl.random_arm(4, rng=3)
+    np.testing.assert_array_equal(a.P0, b.P0)
+    assert not np.array_equal(a.P0, wl.random_arm(4, rng=4).P0)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: wl.wear_repair_arm(1, wear=0.3), ValueError, "n_levels must be an integer >= 2, got 1"),
+    (lambda: wl.wear_repair_arm(3.0, wear=0.3), TypeError, "n_levels must be an integer"),
+    (lambda: wl.wear_repair_arm(3, wear=1.5), ValueError, r"wear must be a finite number in \[0.0, 1.0\], got 1.5"),
+    (lambda: wl.wear_repair_arm(3, wear=float("nan")), ValueError, "wear .* got nan"),
+    (lambda: wl.wear_repair_arm(3, wear=0.3, repair_cost=-1), ValueError, "repair_cost .* got -1.0"),
+    (lambda: wl.wear_repair_arm(3, wear=0.3, repair_success=0), ValueError, "repair_success"),
+    (lambda: wl.birth_death_arm(3, up=0.3, down=(0, 0), R0=0, R1=0), ValueError, "up must be a pair"),
+    (lambda: wl.birth_death_arm(3, up=(0.6, 0.3), down=(0.5, 0), R0=0, R1=0), ValueError,
+     r"up\[0\] \+ down\[0\] must be at most 1"),
+    (lambda: wl.birth_death_arm(3, up=(0.1, 0.3), down=(0, 0), R0=[0, 1], R1=0), ValueError,
+     "R0 must be a number or 3 numbers"),
+    (lambda: wl.birth_death_arm(3, up=(0.1, 0.3), down=(0, 0), R0=0, R1=np.inf), ValueError,
+     "R1 must lie in .* got inf in state 0"),
+    (lambda: wl.random_arm(0), ValueError, "n_states must be an integer >= 1, got 0"),
+    (lambda: wl.random_arm(2, concentration=0), ValueError, "concentration must be > 0"),
+])
+def test_builders_name_bad_arguments(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -148,7 +148,7 @@ def _check_x0(x0, arms, discount) -> np.ndarray | None:
 
 def relaxation_bound(arms: Sequence[RestlessArm], M: int, *, activation: str = "at_most",
                      discount: float | None = None, x0=None, method: str = "auto",
-                     progress: bool | None = None) -> RelaxationBound:
+                     indices=None, progress: bool | None = None) -> RelaxationBound:
     r"""Whittle's relaxation bound on what N arms with budget ``M`` can earn.
 
     The relaxation keeps the budget only on average over time [W88]_:
@@ -200,6 +200,9 @@ def relaxation_bound(arms: Sequence[RestlessArm], M: int, *, activation: str = "
         ``"auto"``: the dual when every arm is indexable for the criterion (the indices are
         computed here), else the linear program. ``"dual"`` raises ``ValueError`` on a
         non-indexable or multichain arm.
+    indices : sequence of WhittleIndexResult, optional
+        The arms' indices for this criterion, if already computed
+        (:func:`~whittle_lib.indices.whittle_indices`), so that they are not computed again.
     progress : bool, optional
         Show a progress bar (tqdm) over the arms' index computations; by default only on an
         interactive terminal.
@@ -231,7 +234,10 @@ def relaxation_bound(arms: Sequence[RestlessArm], M: int, *, activation: str = "
     x0 = _check_x0(x0, arms, discount)
     if method == "lp":
         return _solve_lp(arms, M, activation, discount, x0)
-    tables = _index_tables(arms, discount, progress, strict=method == "dual")
+    if indices is None:
+        tables = _index_tables(arms, discount, progress, strict=method == "dual")
+    else:
+        tables = _given_tables(indices, arms, discount, strict=method == "dual")
     if tables is None:
         return _solve_lp(arms, M, activation, discount, x0)
     return _solve_dual(arms, tables, M, activation, discount, x0)
@@ -265,6 +271,34 @@ def _index_tables(arms, discount, progress, *, strict: bool):
                 raise ValueError(f"arms[{i}] is {result.status.value} (discount={beta}): "
                                  "method='dual' needs indexable arms; use method='lp' or "
                                  "'auto'")
+            return None
+        tables.append(result.indices)
+    return tables
+
+
+def _given_tables(results, arms, discount, *, strict: bool):
+    from .indices import WhittleIndexResult
+
+    beta = 1.0 if discount is None else discount
+    if isinstance(results, WhittleIndexResult) or not hasattr(results, "__len__"):
+        raise TypeError("indices must be a sequence of WhittleIndexResult (one per arm), got "
+                        f"{type(results).__name__}")
+    if len(results) != len(arms):
+        raise ValueError(f"indices must hold one WhittleIndexResult per arm ({len(arms)}), "
+                         f"got {len(results)}")
+    tables = []
+    for i, (result, arm) in enumerate(zip(results, arms)):
+        if not isinstance(result, WhittleIndexResult):
+            raise TypeError(f"indices[{i}] must be a WhittleIndexResult (from "
+                            f"whittle_indices), got {type(result).__name__}")
+        if result.discount != beta or result.indices.shape != (arm.n_states,):
+            raise ValueError(f"indices[{i}] is for discount={result.discount} and "
+                             f"{result.indices.size} states, but arms[{i}] has "
+                             f"{arm.n_states} states and the bound discount={beta}")
+        if not result.indexable:
+            if strict:
+                raise ValueError(f"arms[{i}] is {result.status.value} (indices[{i}]): "
+                                 "method='dual' needs indexable arms; use method='lp'")
             return None
         tables.append(result.indices)
     return tables

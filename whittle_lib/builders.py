@@ -126,7 +126,7 @@ def birth_death_arm(n_states: int, *, up, down, R0, R1) -> RestlessArm:
 
     >>> arm = birth_death_arm(4, up=(0.3, 0.3), down=(0.0, 0.6), R0=-np.arange(4.0),
     ...                       R1=-np.arange(4.0))
-    >>> arm.P1[1].tolist()
+    >>> arm.P1[1].round(12).tolist()
     [0.6, 0.1, 0.3, 0.0]
     """
     n = _check_states("n_states", n_states)
