@@ -150,6 +150,10 @@ class WhittleIndexResult:
 
 
 def _check_discount(discount) -> float:
+    if isinstance(discount, (bool, np.bool_)) or not isinstance(
+            discount, (int, float, np.integer, np.floating)):
+        raise TypeError("discount must be a number in (0, 1), or 1.0 for the average-reward "
+                        f"criterion, got {discount!r}")
     discount = float(discount)
     if not (0.0 < discount < 1.0 or discount == 1.0):
         raise ValueError("discount must lie in (0, 1), or be 1.0 for the average-reward "

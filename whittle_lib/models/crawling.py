@@ -142,6 +142,9 @@ class CrawlingModel:
         except ValueError:
             raise ValueError("xi_mean, mu and arrival_rate must have the same length, got "
                              f"{xi.size}, {mu.size}, {lam.size}") from None
+        if xi.size == 0:
+            raise ValueError("xi_mean, mu and arrival_rate must describe at least one source, "
+                             "got empty arrays")
         period = float(_as_positive("period", self.period))
         cost = np.broadcast_to(_as_positive("cost", self.cost), xi.shape).copy()
         for name, arr in (("xi_mean", xi), ("mu", mu), ("arrival_rate", lam), ("cost", cost)):
