@@ -195,10 +195,10 @@ class RestlessArm:
         return cls(P0=np.eye(n), P1=P1, R0=np.zeros(n), R1=R1)
 
 
-def _two_actions(name: str, array: np.ndarray, axis: int) -> None:
-    if array.ndim < 2 or array.shape[axis] != 2:
-        raise ValueError(f"{name} must have 2 actions (passive 0, active 1) on axis {axis}, "
-                         f"got shape {array.shape}")
+def _two_actions(name: str, array: np.ndarray, axis: int, ndim: int) -> None:
+    if array.ndim != ndim or array.shape[axis] != 2:
+        raise ValueError(f"{name} must be {ndim}-dimensional with 2 actions (passive 0, "
+                         f"active 1) on axis {axis}, got shape {array.shape}")
 
 
 def from_markovianbandit(transitions, rewards) -> RestlessArm:
@@ -219,8 +219,8 @@ def from_markovianbandit(transitions, rewards) -> RestlessArm:
     """
     T = _numeric("transitions", transitions)
     R = _numeric("rewards", rewards)
-    _two_actions("transitions", T, 1)
-    _two_actions("rewards", R, 1)
+    _two_actions("transitions", T, 1, 3)
+    _two_actions("rewards", R, 1, 2)
     return RestlessArm(P0=T[:, 0, :], P1=T[:, 1, :], R0=R[:, 0], R1=R[:, 1])
 
 
@@ -248,12 +248,12 @@ def from_mdptoolbox(P, R) -> RestlessArm:
     """
     P = _numeric("P", P)
     R = _numeric("R", R)
-    _two_actions("P", P, 0)
+    _two_actions("P", P, 0, 3)
     if R.ndim == 3:
         if R.shape != P.shape:
             raise ValueError(f"R[a, s, s'] must have P's shape {P.shape}, got {R.shape}")
         R = np.einsum("ast,ast->sa", P, R)
-    _two_actions("R", R, 1)
+    _two_actions("R", R, 1, 2)
     return RestlessArm(P0=P[0], P1=P[1], R0=R[:, 0], R1=R[:, 1])
 
 
@@ -275,8 +275,8 @@ def from_quantecon(R, Q) -> RestlessArm:
     """
     R = _numeric("R", R)
     Q = _numeric("Q", Q)
-    _two_actions("Q", Q, 1)
-    _two_actions("R", R, 1)
+    _two_actions("Q", Q, 1, 3)
+    _two_actions("R", R, 1, 2)
     if not np.isfinite(R).all():
         raise ValueError("R must be finite: both actions of an arm are feasible in every state")
     return RestlessArm(P0=Q[:, 0, :], P1=Q[:, 1, :], R0=R[:, 0], R1=R[:, 1])

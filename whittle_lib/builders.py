@@ -44,10 +44,14 @@ def _check_real(name: str, value, low: float = -math.inf, high: float = math.inf
 
 def _per_state(name: str, value, n: int, low: float = -math.inf,
                high: float = math.inf) -> np.ndarray:
-    if isinstance(value, (bool, np.bool_)):
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        raw = np.asarray(None)
+    if raw.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be a number or one number per state, got {value!r}")
     try:
-        array = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+        array = np.broadcast_to(raw.astype(float), (n,)).copy()
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number or {n} numbers (one per state), got "
                          f"{value!r}") from None

@@ -273,6 +273,13 @@ def mean_interval(values, *, level: float = 0.95) -> ConfidenceInterval:
                               int(values.size))
 
 
+def _is_integral(value) -> bool:
+    """An int, or a finite float with an integer value (``10.0``); never a bool or a string."""
+    return (not isinstance(value, (bool, np.bool_))
+            and isinstance(value, (int, float, np.integer, np.floating))
+            and math.isfinite(value) and int(value) == value)
+
+
 def share_interval(successes: int, trials: int, *, z: float = 1.96) -> ConfidenceInterval:
     """Wilson score interval (95 % by default, ``z = 1.96``) for a share ``successes / trials``.
 
@@ -285,10 +292,9 @@ def share_interval(successes: int, trials: int, *, z: float = 1.96) -> Confidenc
     >>> round(ci.low, 3), round(ci.high, 3), ci.method
     (0.022, 0.471, 'wilson')
     """
-    if isinstance(trials, bool) or int(trials) != trials or trials < 1:
+    if not _is_integral(trials) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if isinstance(successes, bool) or int(successes) != successes \
-            or not 0 <= successes <= trials:
+    if not _is_integral(successes) or not 0 <= successes <= trials:
         raise ValueError(f"successes must be an integer in [0, trials], got {successes!r}")
     n, p = float(trials), successes / trials
     if isinstance(z, bool) or not isinstance(z, (int, float, np.integer, np.floating)) \

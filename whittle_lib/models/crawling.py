@@ -73,7 +73,13 @@ _LATTICE_SLACK = 1e-6
 
 
 def _as_positive(name, value, *, open_unit=False):
-    arr = np.asarray(value, dtype=float)
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):             # ragged nested sequences
+        raw = np.asarray(None)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a number or a 1-d array of numbers, got {value!r}")
+    arr = raw.astype(float)
     if arr.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a 1-d array, got shape {arr.shape}")
     bad = ~np.isfinite(arr) | (arr <= 0) | ((arr >= 1) if open_unit else False)
