@@ -307,13 +307,17 @@ def test_builders_build_what_they_say():
 
 
 @pytest.mark.parametrize("call, error, match", [
-    (lambda: wl.wear_repair_arm(1, wear=0.3), ValueError, "n_levels must be an integer >= 2, got 1"),
+    (lambda: wl.wear_repair_arm(1, wear=0.3), ValueError,
+     "n_levels must be an integer >= 2, got 1"),
     (lambda: wl.wear_repair_arm(3.0, wear=0.3), TypeError, "n_levels must be an integer"),
-    (lambda: wl.wear_repair_arm(3, wear=1.5), ValueError, r"wear must be a finite number in \[0.0, 1.0\], got 1.5"),
+    (lambda: wl.wear_repair_arm(3, wear=1.5), ValueError,
+     r"wear must be a finite number in \[0.0, 1.0\], got 1.5"),
     (lambda: wl.wear_repair_arm(3, wear=float("nan")), ValueError, "wear .* got nan"),
-    (lambda: wl.wear_repair_arm(3, wear=0.3, repair_cost=-1), ValueError, "repair_cost .* got -1.0"),
+    (lambda: wl.wear_repair_arm(3, wear=0.3, repair_cost=-1), ValueError,
+     "repair_cost .* got -1.0"),
     (lambda: wl.wear_repair_arm(3, wear=0.3, repair_success=0), ValueError, "repair_success"),
-    (lambda: wl.birth_death_arm(3, up=0.3, down=(0, 0), R0=0, R1=0), ValueError, "up must be a pair"),
+    (lambda: wl.birth_death_arm(3, up=0.3, down=(0, 0), R0=0, R1=0), ValueError,
+     "up must be a pair"),
     (lambda: wl.birth_death_arm(3, up=(0.6, 0.3), down=(0.5, 0), R0=0, R1=0), ValueError,
      r"up\[0\] \+ down\[0\] must be at most 1"),
     (lambda: wl.birth_death_arm(3, up=(0.1, 0.3), down=(0, 0), R0=[0, 1], R1=0), ValueError,

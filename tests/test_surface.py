@@ -48,7 +48,8 @@ def test_pydoc_works_without_matplotlib(module):
     code = ("import sys, pydoc, importlib\n"
             "sys.modules['matplotlib'] = None\n"
             "sys.modules['matplotlib.pyplot'] = None\n"
-            f"text = pydoc.render_doc(importlib.import_module({module!r}), renderer=pydoc.plaintext)\n"
+            f"module = importlib.import_module({module!r})\n"
+            "text = pydoc.render_doc(module, renderer=pydoc.plaintext)\n"
             "assert 'matplotlib' not in sys.modules or sys.modules['matplotlib'] is None\n"
             "print(len(text))")
     out = _run(code)

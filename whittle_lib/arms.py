@@ -149,10 +149,10 @@ class RestlessArm:
     >>> arm.n_states
     2
     >>> RestlessArm(P0=[[1.0, 0.1], [0.5, 0.5]], P1=[[0.2, 0.8], [0.0, 1.0]],
-    ...             R0=[0.0, 0.0], R1=[1.0, 2.0])
+    ...             R0=[0.0, 0.0], R1=[1.0, 2.0])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: P0 row of state 0 sums to 1.1, not 1 (tolerance 1e-09); if the rows are right up to rounding, renormalise them: P0 / P0.sum(axis=1, keepdims=True)
+    ValueError: P0 row of state 0 sums to 1.1, not 1 (tolerance 1e-09); ... renormalise them: ...
     """
 
     P0: np.ndarray

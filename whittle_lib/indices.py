@@ -1,6 +1,6 @@
 r"""Whittle indices of a finite restless arm, with an exact indexability test.
 
-Conventions (``DESIGN.md``): rewards are maximised and the subsidy ``lam`` is paid for the
+Conventions (as ``arms``): rewards are maximised and the subsidy ``lam`` is paid for the
 *passive* action, so with subsidy ``lam`` the arm pays ``R0[x] + lam`` when passive and
 ``R1[x]`` when active. The passive set :math:`\Pi(\lambda)` is the set of states where the
 passive action is optimal (ties included). The arm is *indexable* when :math:`\Pi(\lambda)`

@@ -396,6 +396,6 @@ def periodic_orbit(dynamics: Dynamics, rule, M: int, *, time_period: int = 1,
     raise RuntimeError(f"no repeated state within {max_periods} periods")
 
 
-# The relaxation bounds live in their own module (one idea each, DESIGN.md); they stay
+# The relaxation bounds live in their own module (one idea per module); they stay
 # importable from here, where users of the simulator look for them.
 from .bounds import RelaxationBound, relaxation_bound  # noqa: E402
