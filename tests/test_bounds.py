@@ -330,3 +330,11 @@ def test_builders_build_what_they_say():
 def test_builders_name_bad_arguments(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_the_progress_bar_is_off_unless_interactive_or_asked(capsys):
+    arm_list = _indexable(1.0, True, 3, 0, 3)
+    wl.relaxation_bound(arm_list, 1)                 # stderr is not a terminal under pytest
+    assert capsys.readouterr().err == ""
+    wl.relaxation_bound(arm_list, 1, progress=True)
+    assert "Whittle indices" in capsys.readouterr().err
