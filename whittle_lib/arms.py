@@ -197,8 +197,8 @@ class RestlessArm:
 
 def _two_actions(name: str, array: np.ndarray, axis: int, ndim: int) -> None:
     if array.ndim != ndim or array.shape[axis] != 2:
-        raise ValueError(f"{name} must be {ndim}-dimensional with 2 actions (passive 0, "
-                         f"active 1) on axis {axis}, got shape {array.shape}")
+        raise ValueError(f"{name} must have 2 actions (passive 0, active 1) on axis {axis} "
+                         f"of {ndim}, got shape {array.shape}")
 
 
 def from_markovianbandit(transitions, rewards) -> RestlessArm:

@@ -215,13 +215,19 @@ def relaxation_bound(arms: Sequence[RestlessArm], M: int, *, activation: str = "
     Examples
     --------
     Two copies of an arm that, when active, pays 1 in state 1 and moves to state 0, and that
-    otherwise drifts to state 1 with probability 1/2. With one activation per period the
-    relaxation earns 1/2: the two arms take turns.
+    otherwise drifts to state 1 with probability 1/2. Alone, each is best activated exactly
+    in state 1: a cycle of 3 periods on average that pays 1, with a third of the periods
+    active. With at most one activation per period the relaxation lets both do so (2/3);
+    with exactly one, the spare activations are wasted in state 0, where they stop the
+    drift, and the two arms take turns (1/2, a negative subsidy):
 
     >>> arm = RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
-    >>> result = relaxation_bound([arm, arm], 1)
-    >>> round(result.bound, 12), result.activation, result.shares.round(12).tolist()
-    (0.5, 'at_most', [0.5, 0.5])
+    >>> at_most = relaxation_bound([arm, arm], 1)
+    >>> round(at_most.bound, 12), round(at_most.subsidy, 12), at_most.shares.round(12).tolist()
+    (0.666666666667, 0.0, [0.333333333333, 0.333333333333])
+    >>> exactly = relaxation_bound([arm, arm], 1, activation="exactly")
+    >>> round(exactly.bound, 12), exactly.subsidy < 0, exactly.shares.round(12).tolist()
+    (0.5, True, [0.5, 0.5])
     """
     arms = _check_arms(arms)
     N = len(arms)
