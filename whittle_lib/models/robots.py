@@ -53,8 +53,12 @@ __all__ = [
 
 
 def _is_number(value) -> bool:
-    return not isinstance(value, (bool, np.bool_)) and isinstance(
-        value, (int, float, np.integer, np.floating))
+    """A real number (a 0-d numeric array too); never a bool, a string or None."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
 
 
 def _positive(name: str, value: float) -> float:
