@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from whittle_lib import plotting
+from replication import figures as plotting  # the figure style left whittle_lib (issue 22)
 from whittle_lib.models import crawling, crawling_policies as policies
 
 PERIODS = 1_000

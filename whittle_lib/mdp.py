@@ -49,6 +49,8 @@ from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.sparse import linalg as sparse_linalg
 
+from .arms import _numeric, _row_sum_tol
+
 __all__ = [
     "FiniteMDP",
     "DiscountedSolution",
@@ -109,7 +111,14 @@ class FiniteMDP:
     _stacked: sparse.csr_array = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        mats = tuple(sparse.csr_array(P, dtype=float) for P in self.transitions)
+        try:
+            given = tuple(self.transitions)
+        except TypeError:
+            raise TypeError("transitions must be a sequence of matrices, one per action, got "
+                            f"{type(self.transitions).__name__}") from None
+        dtypes = [P.dtype if sparse.issparse(P) else _numeric(f"transitions[{a}]", P).dtype
+                  for a, P in enumerate(given)]
+        mats = tuple(sparse.csr_array(P, dtype=float) for P in given)
         if not mats:
             raise ValueError("transitions must hold at least one action, got none")
         n = mats[0].shape[0]
@@ -118,7 +127,7 @@ class FiniteMDP:
                 raise ValueError(f"transitions[{a}] must have shape ({n}, {n}), got {P.shape}")
             if not np.all(np.isfinite(P.data)) or np.any(P.data < 0):
                 raise ValueError(f"transitions[{a}] must hold finite non-negative probabilities")
-        rewards = np.array(self.rewards, dtype=float)
+        rewards = np.array(_numeric("rewards", self.rewards), dtype=float)
         if rewards.shape != (len(mats), n):
             raise ValueError(f"rewards must have shape ({len(mats)}, {n}), got {rewards.shape}")
         if not np.all(np.isfinite(rewards)):
@@ -133,12 +142,22 @@ class FiniteMDP:
             x = int(np.flatnonzero(~allowed.any(axis=0))[0])
             raise ValueError(f"allowed must permit at least one action in every state; "
                              f"state {x} has none")
+        renormalised = []
         for a, P in enumerate(mats):
             sums = np.asarray(P.sum(axis=1)).ravel()
-            bad = allowed[a] & (np.abs(sums - 1.0) > ROW_SUM_TOL)
+            tol = _row_sum_tol(dtypes[a], n)           # follows a float32 input's precision
+            bad = allowed[a] & (np.abs(sums - 1.0) > tol)
             if bad.any():
                 x = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"transitions[{a}] row {x} must sum to 1, got {sums[x]!r}")
+                raise ValueError(f"transitions[{a}] row {x} must sum to 1, got "
+                                 f"{float(sums[x])!r} (tolerance {tol:.3g}); if the rows are "
+                                 "right up to rounding, renormalise them: P / P.sum(axis=1, "
+                                 "keepdims=True)")
+            if tol > ROW_SUM_TOL:
+                scale = np.where(allowed[a] & (sums > 0), 1.0 / np.where(sums > 0, sums, 1), 1.0)
+                P = sparse.csr_array(sparse.diags_array(scale) @ P)
+            renormalised.append(P)
+        mats = tuple(renormalised)
         rewards.setflags(write=False)
         allowed.setflags(write=False)
         object.__setattr__(self, "transitions", mats)
@@ -288,6 +307,9 @@ def _check_policy(mdp: FiniteMDP, policy) -> np.ndarray:
 
 
 def _check_discount(discount: float) -> float:
+    if isinstance(discount, bool) or not isinstance(discount, (int, float, np.integer,
+                                                               np.floating)):
+        raise TypeError(f"discount must be a number in (0, 1), got {discount!r}")
     if not 0.0 < discount < 1.0:
         raise ValueError(f"discount must lie in (0, 1), got {discount}")
     return float(discount)
@@ -321,8 +343,48 @@ def _check_start(name: str, value, n: int) -> np.ndarray:
     return array
 
 
+def _check_mdp(mdp) -> FiniteMDP:
+    if not isinstance(mdp, FiniteMDP):
+        raise TypeError(f"mdp must be a FiniteMDP, got {type(mdp).__name__}")
+    return mdp
+
+
+def _check_stochastic(name: str, P) -> sparse.csr_array:
+    """``P`` as a CSR float64 stochastic matrix, or a ValueError naming it: square, not empty,
+    finite, non-negative, rows summing to one (tolerance :func:`arms._row_sum_tol`, which
+    follows the input's precision)."""
+    if sparse.issparse(P):
+        dtype = P.dtype
+        if dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold numbers, got dtype {dtype}")
+        P = sparse.csr_array(P, dtype=float)
+    else:
+        raw = _numeric(name, P)
+        dtype = raw.dtype
+        if raw.ndim != 2:
+            raise ValueError(f"{name} must be a square matrix, got shape {raw.shape}")
+        P = sparse.csr_array(raw.astype(float))
+    if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {P.shape}")
+    if not np.all(np.isfinite(P.data)) or np.any(P.data < 0):
+        raise ValueError(f"{name} must hold finite non-negative probabilities, got "
+                         f"{float(P.data[~(np.isfinite(P.data) & (P.data >= 0))][0])!r}")
+    tol = _row_sum_tol(dtype, P.shape[1])
+    sums = np.asarray(P.sum(axis=1)).ravel()
+    bad = np.abs(sums - 1.0) > tol
+    if bad.any():
+        x = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} row {x} must sum to 1, got {float(sums[x])!r} (tolerance "
+                         f"{tol:.3g}); if the rows are right up to rounding, renormalise them: "
+                         f"{name} / {name}.sum(axis=1, keepdims=True)")
+    if tol > ROW_SUM_TOL:
+        P = sparse.csr_array(sparse.diags_array(1.0 / sums) @ P)
+    return P
+
+
 def policy_transition_matrix(mdp: FiniteMDP, policy) -> sparse.csr_array:
     """The transition matrix ``P_pi`` of a stationary deterministic policy (sparse, CSR)."""
+    _check_mdp(mdp)
     return _policy_matrix(mdp, _check_policy(mdp, policy))
 
 
@@ -549,6 +611,7 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
     DiscountedSolution
         ``residual`` is the last span (or sup norm) of ``v_{k+1} - v_k``.
     """
+    _check_mdp(mdp)
     discount = _check_discount(discount)
     epsilon = _check_positive("epsilon", epsilon)
     max_iter = _check_count("max_iter", max_iter)
@@ -612,6 +675,7 @@ def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 
     DiscountedSolution
         ``iterations`` counts improvements, ``inner_iterations`` the evaluation sweeps.
     """
+    _check_mdp(mdp)
     discount = _check_discount(discount)
     epsilon = _check_positive("epsilon", epsilon)
     max_iter = _check_count("max_iter", max_iter)
@@ -718,6 +782,10 @@ def recurrent_classes(P) -> list[np.ndarray]:
     list of ndarray
         The states of each recurrent class, sorted; classes ordered by their smallest state.
     """
+    return _recurrent_classes(_check_stochastic("P", P))
+
+
+def _recurrent_classes(P: sparse.csr_array) -> list[np.ndarray]:
     P = sparse.csr_array(P)
     P.eliminate_zeros()
     n_components, labels = csgraph.connected_components(P, directed=True, connection="strong")
@@ -752,6 +820,7 @@ def communicating_classes(model: FiniteMDP) -> list[np.ndarray]:
     >>> [c.tolist() for c in communicating_classes(m)]    # 1 is reachable from 0, not back
     [[0], [1]]
     """
+    _check_mdp(model)
     n = model.n_states
     union = sparse.csr_array((n, n))
     for a, P in enumerate(model.transitions):
@@ -764,6 +833,7 @@ def communicating_classes(model: FiniteMDP) -> list[np.ndarray]:
 def is_communicating(model: FiniteMDP) -> bool:
     """Whether every state is accessible from every other under some stationary policy
     (one class of :func:`communicating_classes`)."""
+    _check_mdp(model)
     return len(communicating_classes(model)) == 1
 
 
@@ -797,6 +867,7 @@ def evaluate_policy(mdp: FiniteMDP, policy) -> PolicyEvaluation:
     -------
     PolicyEvaluation
     """
+    _check_mdp(mdp)
     policy = _check_policy(mdp, policy)
     P = policy_transition_matrix(mdp, policy)
     r = mdp.rewards[policy, np.arange(mdp.n_states)]
@@ -805,7 +876,7 @@ def evaluate_policy(mdp: FiniteMDP, policy) -> PolicyEvaluation:
 
 def _evaluate_chain(P: sparse.csr_array, r: np.ndarray) -> PolicyEvaluation:
     n = P.shape[0]
-    classes = recurrent_classes(P)
+    classes = _recurrent_classes(P)
     gain = np.empty(n)
     bias = np.empty(n)
     recurrent = np.zeros(n, dtype=bool)
@@ -845,10 +916,8 @@ def stationary_distributions(P) -> np.ndarray:
     array([[1., 0., 0.],
            [0., 0., 1.]])
     """
-    P = sparse.csr_array(P, dtype=float)
-    if P.ndim != 2 or P.shape[0] != P.shape[1]:
-        raise ValueError(f"P must be a square matrix, got shape {P.shape}")
-    classes = recurrent_classes(P)
+    P = _check_stochastic("P", P)
+    classes = _recurrent_classes(P)
     out = np.zeros((len(classes), P.shape[0]))
     for k, c in enumerate(classes):
         out[k, c] = _class_weights(sparse.csr_array(P[c][:, c]))
@@ -888,8 +957,8 @@ def stationary_distribution(P) -> np.ndarray:
         If the chain has more than one recurrent class (the stationary distribution then
         depends on the initial state).
     """
-    P = sparse.csr_array(P, dtype=float)
-    classes = recurrent_classes(P)
+    P = _check_stochastic("P", P)
+    classes = _recurrent_classes(P)
     if len(classes) != 1:
         raise ValueError(f"P must be unichain, got {len(classes)} recurrent classes")
     c = classes[0]
@@ -951,6 +1020,7 @@ def backward_induction(mdp: FiniteMDP, *, horizon: int, discount: float = 1.0,
     >>> backward_induction(m, horizon=3).values[0].tolist()
     [2.0, 0.0]
     """
+    _check_mdp(mdp)
     horizon = _check_count("horizon", horizon)
     if not 0.0 < discount <= 1.0:
         raise ValueError(f"discount must lie in (0, 1], got {discount}")
@@ -1117,6 +1187,7 @@ def relative_value_iteration(
     >>> batch.gain.tolist(), batch.bias.tolist()
     ([0.5, 0.5], [[0.0, 1.0], [-1.0, 0.0]])
     """
+    _check_mdp(mdp)
     if not 0.0 < tau <= 1.0:
         raise ValueError(f"tau must lie in (0, 1], got {tau}")
     n = mdp.n_states
@@ -1223,7 +1294,7 @@ def _unichain_evaluation(P: sparse.csr_array, r: np.ndarray, reference: int, x0:
     rank-one term moves the zero eigenvalue of ``I - P`` to 1, so a Krylov solver converges at
     the rate at which the chain mixes.
     """
-    classes = recurrent_classes(P)
+    classes = _recurrent_classes(P)
     if len(classes) != 1:
         return None
     c = classes[0]
@@ -1370,6 +1441,7 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
     >>> policy_iteration(m, discount=0.5, evaluation="iterative").value.round(12).tolist()
     [1.0, 2.0]
     """
+    _check_mdp(mdp)
     max_iter = _check_count("max_iter", max_iter)
     method = _resolve_evaluation(mdp, evaluation)
     tol = _check_positive("tol", tol)
