@@ -113,7 +113,7 @@ def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
     n = priority.shape[-1]
     if M == 0 or M == n:
         return np.full(priority.shape, M == n)
-    cut = np.partition(priority, n - M, axis=-1)[..., n - M:n - M + 1]   # the M-th largest
+    cut = _cut(priority, M)                      # the M-th largest value of each row
     chosen = priority >= cut
     count = np.count_nonzero(chosen, axis=-1)
     if np.all(count == M):                       # no tie straddles the cut
@@ -124,6 +124,36 @@ def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
     surplus = tied & (np.cumsum(tied, axis=-1) > np.expand_dims(need, -1))
     chosen &= ~surplus
     return chosen
+
+
+_SAMPLE = 4096      # priorities sampled to guess a lower bound of the cut on a long row
+
+
+def _cut(priority: np.ndarray, M: int) -> np.ndarray:
+    """The ``M``-th largest value of each row (``0 < M < n``), shape ``(..., 1)``.
+
+    A long row with a small ``M`` first keeps the candidates at or above a guess (a quantile of
+    an evenly strided sample of about ``_SAMPLE`` entries, set a little below the cut): when at
+    least ``M`` remain, the ``M``-th largest of the candidates is that of the row, exactly;
+    otherwise the whole row is partitioned. Either way the value is the same.
+    """
+    n = priority.shape[-1]
+    if n < 16 * _SAMPLE or 8 * M > n:
+        return np.partition(priority, n - M, axis=-1)[..., n - M:n - M + 1]
+    flat = priority.reshape(-1, n)
+    cuts = np.empty(flat.shape[0])
+    for r, row in enumerate(flat):
+        sample = row[::n // _SAMPLE]
+        m = sample.size
+        k = min(m, 2 * M * m // n + 32)         # twice the expected count above the cut
+        low = np.partition(sample, m - k)[m - k]
+        candidates = row[row >= low]
+        c = candidates.size
+        if c < M:
+            cuts[r] = np.partition(row, n - M)[n - M]
+        else:
+            cuts[r] = np.partition(candidates, c - M)[c - M]
+    return cuts.reshape(*priority.shape[:-1], 1)
 
 
 def _top_m_random(priority: np.ndarray, M: int, rng: np.random.Generator) -> np.ndarray:
@@ -259,7 +289,12 @@ class FiniteArms:
                 raise ValueError("x0 must hold one integer state per arm, each in 0..n_i - 1, "
                                  f"got {self.x0!r}")
         n = int(type_sizes.max())
-        G = 1 << max(n - 1, 0).bit_length()                 # a power of two >= n
+        # G slices per row, a power of two >= 8 n: a slice then rarely holds a jump of F, and
+        # the guide's first candidate is the answer for most draws (G smaller when the guide
+        # would pass 2**22 entries; any power of two gives the same states)
+        G = 1 << max(8 * n - 1, 0).bit_length()
+        while G > 1 and len(types) * 2 * n * G > 1 << 22:
+            G //= 2
         # cumulative rows cdf[t, a, x, y] with the last column of each row set to +inf (the
         # last state takes whatever rounding leaves above F(n - 2)); padding is never reached
         cdf = np.full((len(types), 2, n, n), np.inf)
@@ -275,6 +310,8 @@ class FiniteArms:
                     # guide[m] = number of y with F(y) <= m / G: no larger than the state of
                     # any u in [m/G, (m+1)/G)
                     guide[t, a, x] = np.searchsorted(cdf[t, a, x], edges, side="right")
+        # F at the guide's candidate: u below it means the candidate is the next state
+        guide_cdf = np.take_along_axis(cdf, guide.astype(np.intp), axis=-1)
         object.__setattr__(self, "arms", arms)
         object.__setattr__(self, "x0", x0.astype(np.intp))
         object.__setattr__(self, "_sizes", sizes)
@@ -282,6 +319,7 @@ class FiniteArms:
         object.__setattr__(self, "_G", G)
         object.__setattr__(self, "_cdf", cdf.ravel())
         object.__setattr__(self, "_guide", guide.ravel())
+        object.__setattr__(self, "_guide_cdf", guide_cdf.ravel())
         object.__setattr__(self, "_rewards", rewards.ravel())
         object.__setattr__(self, "_row0", kind * (2 * n))    # row (type, passive, state 0)
 
@@ -314,19 +352,22 @@ class FiniteArms:
     def _inverse_cdf(self, row: np.ndarray, u: np.ndarray) -> np.ndarray:
         """The first ``y`` with ``u < F_row(y)``: a guide-table start, then a short scan."""
         n, G = self._n, self._G
-        cell = np.multiply(u, G)                            # exact
-        start = cell.astype(np.intp)                        # floor(u G), in 0..G-1
+        start = np.multiply(u, G).astype(np.intp)           # floor(u G), exact, in 0..G-1
         start += row * G
         y = np.take(self._guide, start).astype(np.intp)
-        pos = row * n
-        pos += y
-        more = np.flatnonzero(np.take(self._cdf, pos) <= u)
+        more = np.flatnonzero(np.take(self._guide_cdf, start) <= u)
         if more.size:                                       # scan up from the guide
-            flat_y, flat_pos, flat_u = y.reshape(-1), pos.reshape(-1), u.reshape(-1)
-            while more.size:
-                flat_y[more] += 1
-                flat_pos[more] += 1
-                more = more[np.take(self._cdf, flat_pos[more]) <= flat_u[more]]
+            flat_y = y.reshape(-1)
+            u_more = u.reshape(-1)[more]
+            y_more = flat_y[more] + 1                       # F(guide) <= u: one further
+            pos = row.reshape(-1)[more] * n + y_more
+            while True:
+                go_on = np.take(self._cdf, pos) <= u_more
+                if not go_on.any():
+                    break
+                y_more += go_on
+                pos += go_on
+            flat_y[more] = y_more
         return y
 
     def observe(self, states) -> np.ndarray:
@@ -390,16 +431,26 @@ class IndexRule:
                             f"{type(raw).__name__}") from None
         if not raw:
             raise ValueError("indices must hold one table per arm, got none")
-        tables = tuple(_index_table(i, t) for i, t in enumerate(raw))
-        n = max(t.size for t in tables)
-        padded = np.full((len(tables), n), -np.inf)
-        for i, t in enumerate(tables):
-            padded[i, :t.size] = t
-        object.__setattr__(self, "indices", tables)
+        # a table passed for many arms (the same object) is stored once: the lookup of a
+        # million copies of a few arms then reads a small table that stays in cache
+        position: dict[int, int] = {}
+        distinct, kind, tables = [], np.empty(len(raw), dtype=np.intp), []
+        for i, t in enumerate(raw):
+            k = position.get(id(t))
+            if k is None:
+                k = position[id(t)] = len(distinct)
+                distinct.append(_index_table(i, t))
+            kind[i] = k
+            tables.append(distinct[k])
+        n = max(t.size for t in distinct)
+        padded = np.full((len(distinct), n), -np.inf)
+        for k, t in enumerate(distinct):
+            padded[k, :t.size] = t
+        object.__setattr__(self, "indices", tuple(tables))
         object.__setattr__(self, "_table", padded.ravel())
         object.__setattr__(self, "_width", n)
         object.__setattr__(self, "_sizes", np.array([t.size for t in tables]))
-        object.__setattr__(self, "_row0", np.arange(len(tables)) * n)
+        object.__setattr__(self, "_row0", kind * n)
 
     @property
     def n_arms(self) -> int:

@@ -35,6 +35,8 @@ __all__ = [
 
 # -- priority rules ------------------------------------------------------------------------------
 
+_BLOCK = 1 << 15        # sources per block of the index: its work arrays (256 KiB each) stay in cache
+
 @dataclass(frozen=True)
 class WhittleRule:
     """The Whittle index policy: priority ``gamma_i(x_i)`` (:func:`crawling.whittle_index`).
@@ -52,7 +54,18 @@ class WhittleRule:
                            crawling._index_constants(self.model.u, self.model.alpha))
 
     def __call__(self, x, age, t):
-        gamma = crawling._whittle_index(np.asarray(x, dtype=float), *self._constants)
+        x = np.asarray(x, dtype=float)
+        n = x.shape[-1] if x.ndim else 1
+        if x.ndim == 0 or n <= _BLOCK:
+            gamma = crawling._whittle_index(x, *self._constants)
+        else:
+            # element-wise, so the same bits in blocks of sources that stay in cache (at a
+            # million sources the whole-array passes were bound by memory)
+            gamma = np.empty(np.broadcast_shapes(x.shape, (n,)))
+            for start in range(0, n, _BLOCK):
+                block = slice(start, start + _BLOCK)
+                gamma[..., block] = crawling._whittle_index(
+                    x[..., block], *(c[block] for c in self._constants))
         if np.any(self.model.cost != 1.0):
             gamma /= self.model.cost
         return gamma
