@@ -320,12 +320,14 @@ def test_top_m_on_long_rows_is_the_sorted_selection(layout):
         np.testing.assert_array_equal(rmab.top_m(p[0], M), _top_m_by_sorting(p[0], M))
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_top_m_with_ties_and_infinities_is_the_sorted_selection(seed):
+@pytest.mark.parametrize("n", [25, 300])          # below and above rmab._SORT_BELOW
+@pytest.mark.parametrize("seed", range(6))
+def test_top_m_with_ties_and_infinities_is_the_sorted_selection(seed, n):
     rng = np.random.default_rng(seed)
-    p = rng.integers(-3, 3, size=(3, 25)).astype(float)
+    p = rng.integers(-3, 3, size=(3, n)).astype(float)
     p[rng.random(p.shape) < 0.1] = np.inf
     p[rng.random(p.shape) < 0.1] = -np.inf
     p[p == 0] = -0.0 if seed % 2 else 0.0          # -0.0 ties with 0.0
-    for M in range(26):
+    for M in range(n + 1):
         np.testing.assert_array_equal(rmab.top_m(p, M), _top_m_by_sorting(p, M))
+        np.testing.assert_array_equal(rmab.top_m(p[1], M), _top_m_by_sorting(p[1], M))

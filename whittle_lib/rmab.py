@@ -113,6 +113,9 @@ def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
     n = priority.shape[-1]
     if M == 0 or M == n:
         return np.full(priority.shape, M == n)
+    if n < _SORT_BELOW:                          # short rows: two sorts cost less than a call
+        order = np.argsort(-priority, axis=-1, kind="stable")
+        return np.argsort(order, axis=-1, kind="stable") < M
     cut = _cut(priority, M)                      # the M-th largest value of each row
     chosen = priority >= cut
     count = np.count_nonzero(chosen, axis=-1)
@@ -126,6 +129,7 @@ def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
     return chosen
 
 
+_SORT_BELOW = 256   # rows shorter than this are ranked by sorting (same set, less overhead)
 _SAMPLE = 4096      # priorities sampled to guess a lower bound of the cut on a long row
 
 
