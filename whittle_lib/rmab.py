@@ -4,7 +4,10 @@ relaxation bound.
 This is the core a reader uses on their own arms. It knows no paper: it takes finite
 :class:`~whittle_lib.arms.RestlessArm` objects (or any dynamics with the same two methods, see
 :class:`Dynamics`) and a priority rule, and activates each period the ``M`` arms of highest
-priority.
+priority. :func:`simulate` runs them (a list of arms and a list of index results will do),
+with a warm-up, a discounted mode and a confidence interval over replications;
+:func:`simulate_counts` runs many copies of one arm as the number of arms in each state, at a
+cost that does not grow with their number.
 
 Reward maximisation throughout; the subsidy ``lam`` of the relaxation is paid for the passive
 action (Whittle 1988).
