@@ -306,7 +306,7 @@ class FiniteArms:
         # last state takes whatever rounding leaves above F(n - 2)); padding is never reached
         cdf = np.full((len(types), 2, n, n), np.inf)
         rewards = np.zeros((len(types), 2, n))
-        guide = np.zeros((len(types), 2, n, G), dtype=np.min_scalar_type(n))
+        guide = np.zeros((len(types), 2, n, G), dtype=np.intp)
         edges = np.arange(G) / G                            # exact: G is a power of two
         for t, arm in enumerate(types):
             k = arm.n_states
@@ -318,7 +318,7 @@ class FiniteArms:
                     # any u in [m/G, (m+1)/G)
                     guide[t, a, x] = np.searchsorted(cdf[t, a, x], edges, side="right")
         # F at the guide's candidate: u below it means the candidate is the next state
-        guide_cdf = np.take_along_axis(cdf, guide.astype(np.intp), axis=-1)
+        guide_cdf = np.take_along_axis(cdf, guide, axis=-1)
         object.__setattr__(self, "arms", arms)
         object.__setattr__(self, "x0", x0.astype(np.intp))
         object.__setattr__(self, "_sizes", sizes)
@@ -361,7 +361,7 @@ class FiniteArms:
         n, G = self._n, self._G
         start = np.multiply(u, G).astype(np.intp)           # floor(u G), exact, in 0..G-1
         start += row * G
-        y = np.take(self._guide, start).astype(np.intp)
+        y = np.take(self._guide, start)
         more = np.flatnonzero(np.take(self._guide_cdf, start) <= u)
         if more.size:                                       # scan up from the guide
             flat_y = y.reshape(-1)
@@ -483,6 +483,10 @@ class IndexRule:
         if states.size and (states.min() < 0 or states.max() >= self._width):
             raise ValueError(f"states must lie in 0..{self._width - 1} (the longest index "
                              f"table), got {int(states.min())}..{int(states.max())}")
+        return self._lookup(states)
+
+    def _lookup(self, states: np.ndarray) -> np.ndarray:
+        """The priorities of states already known to lie within each arm's table."""
         return np.take(self._table, states + self._row0)
 
 
@@ -547,6 +551,16 @@ class RmabSimulation:
             raise ValueError("an interval needs at least 2 independent replications: simulate "
                              f"with replications >= 2, got {1 if value.ndim == 0 else value.size}")
         return mean_interval(value, level=level)
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    """An IndexRule checked against FiniteArms: states need no range check each period."""
+
+    rule: IndexRule
+
+    def __call__(self, states, t):
+        return self.rule._lookup(states)
 
 
 def _as_dynamics(dynamics):
@@ -702,6 +716,8 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
     M = int(M)
     if isinstance(rule, IndexRule):
         rule.check(n, dynamics.n_states if isinstance(dynamics, FiniteArms) else None)
+        if isinstance(dynamics, FiniteArms):   # every state within its arm's table: no check
+            rule = _Lookup(rule)
     rng = np.random.default_rng(rng)
     states = dynamics.initial(replications)
     lead = () if replications is None else (replications,)
