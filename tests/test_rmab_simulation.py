@@ -331,3 +331,56 @@ def test_top_m_with_ties_and_infinities_is_the_sorted_selection(seed, n):
     for M in range(n + 1):
         np.testing.assert_array_equal(rmab.top_m(p, M), _top_m_by_sorting(p, M))
         np.testing.assert_array_equal(rmab.top_m(p[1], M), _top_m_by_sorting(p[1], M))
+
+
+@pytest.mark.parametrize("layout", ["lattice", "uniform", "near u*", "ties"])
+def test_screened_crawling_priorities_select_what_the_index_selects(layout):
+    # WhittleRule.screened computes the index of the candidates only (gamma(x) <= x); top_m on
+    # its priorities must select exactly the sources top_m selects on the full index
+    from whittle_lib.models import crawling, crawling_policies as policies
+
+    rng = np.random.default_rng(len(layout))
+    n = 70_000
+    model = crawling.CrawlingModel(xi_mean=rng.uniform(0.05, 1.0, n),
+                                   mu=rng.uniform(0.01, 3.0, n),
+                                   arrival_rate=rng.uniform(10.0, 300.0, n))
+    if layout == "lattice":
+        x = crawling.visited_states(model.u, model.alpha, rng.integers(1, 60, (2, n)))
+    elif layout == "uniform":
+        x = rng.uniform(0.0, 1.3, (2, n)) * model.u_star
+    elif layout == "near u*":
+        x = model.u_star * (1 - rng.uniform(0, 1e-9, (2, n)))
+        x[:, ::7] = model.u_star[::7]
+    else:                                                   # many sources in one state
+        x = np.broadcast_to(crawling.visited_states(model.u, model.alpha, 3), (2, n)).copy()
+        x[:, ::3] = 0.0
+    rule = policies.WhittleRule(model)
+    full = rule(x, None, 0)
+    for M in (1, 600, n // 16):
+        screened = rule.screened(x, M)
+        np.testing.assert_array_equal(rmab.top_m(screened, M), rmab.top_m(full, M))
+        kept = np.isfinite(screened)
+        np.testing.assert_array_equal(screened[kept], full[kept])     # the same bits
+        a = rmab.top_m(screened, M, ties="random", rng=3)
+        b = rmab.top_m(full, M, ties="random", rng=3)
+        np.testing.assert_array_equal(a, b)
+
+
+def test_crawling_simulation_at_scale_is_the_former_one_bit_for_bit():
+    # the simulate of before issue 24: the full index and top M by two stable sorts
+    from whittle_lib.models import crawling, crawling_policies as policies
+
+    rng = np.random.default_rng(8)
+    n, M, T = 70_000, 700, 8
+    model = crawling.CrawlingModel(xi_mean=rng.uniform(0.05, 1.0, n), mu=rng.uniform(0.1, 1.0, n),
+                                   arrival_rate=rng.uniform(10.0, 300.0, n))
+    rule = policies.WhittleRule(model)
+    for stochastic in (False, True):
+        run = policies.simulate(model, rule, M, T, stochastic=stochastic, record=True, rng=4)
+        dynamics = crawling.CrawlingDynamics(model, stochastic=stochastic)
+        state, g = dynamics.initial(None), np.random.default_rng(4)
+        for t in range(T):
+            active = _top_m_by_sorting(crawling._whittle_index(state.x, *rule._constants), M)
+            np.testing.assert_array_equal(run.active[t], active)
+            state, reward = dynamics.step(state, active, g)
+            assert run.rewards[t] == reward

@@ -154,7 +154,9 @@ def _cut(priority: np.ndarray, M: int) -> np.ndarray:
         m = sample.size
         k = min(m, 2 * M * m // n + 32)         # twice the expected count above the cut
         low = np.partition(sample, m - k)[m - k]
-        candidates = row[row >= low]
+        # a guess of -inf keeps only the finite entries (the M-th largest is one of them when
+        # there are M: rows where most entries are -inf, as WhittleRule.screened gives)
+        candidates = row[row > low] if low == -np.inf else row[row >= low]
         c = candidates.size
         if c < M:
             cuts[r] = np.partition(row, n - M)[n - M]
