@@ -372,8 +372,9 @@ def test_crawling_simulation_at_scale_is_the_former_one_bit_for_bit():
 
     rng = np.random.default_rng(8)
     n, M, T = 70_000, 700, 8
+    # few arrivals per period (Lambda <= 3): the stochastic run draws each one
     model = crawling.CrawlingModel(xi_mean=rng.uniform(0.05, 1.0, n), mu=rng.uniform(0.1, 1.0, n),
-                                   arrival_rate=rng.uniform(10.0, 300.0, n))
+                                   arrival_rate=rng.uniform(0.5, 3.0, n))
     rule = policies.WhittleRule(model)
     for stochastic in (False, True):
         run = policies.simulate(model, rule, M, T, stochastic=stochastic, record=True, rng=4)
