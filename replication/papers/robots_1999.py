@@ -151,7 +151,6 @@ __all__ = [
     "theta_at_paper_tau",
     "Table2Row",
     "table2_results",
-    "format_table2",
     "format_table2_shifted",
     "record_table2",
     "record_dynamic_cheaper",
@@ -2421,43 +2420,6 @@ class Table1Results:
         """``x_hat*`` (our default when Figs. 6-8 give none, or give ours)."""
         return self.reference_states[-1]
 
-    def format(self, cmp=None, changed: Mapping | None = None) -> str:
-        """The table as the notebook prints it. With ``cmp``, the paper's ``C_d`` and
-        ``N_iter`` next to ours, and a last line counting the rows whose ``C_s``, ``N_s``,
-        ``N_min`` and ``N_bar`` print the paper's digits (:func:`prints_as`); a number the paper
-        does not report at this setting (``changed``: the changed parameters) shows as ``-``."""
-        star, default, changed = self.star, self.default, changed or {}
-
-        def paper(s, quantity, *names):
-            key = ("Table 1", with_changed(changed, s, *names), quantity)
-            return cmp.paper(*key) if cmp is not None and cmp.has(*key) else None
-
-        lines = [f"{'':15s} {'static':^12s} {'C_d (pool N_s)':^27s} {'':12s} "
-                 f"{'N_iter (RVI)':^20s}".rstrip(),
-                 f"{_COMPACT_HEAD} {'C_s':>7s} {'N_s':>4s} {'paper':>7s} {'exact':>8s} "
-                 f"{'RVI x_hat*':>10s} {'N_min':>5s} {'N_bar':>6s} {'paper':>5s} {'default':>7s} "
-                 f"{'x_hat*':>6s}"]
-        agree, reported = {q: 0 for q in ("C_s", "N_s", "N_min", "N_bar")}, 0
-        for s, t in self.rows.items():
-            p_cd, p_it = paper(s, "C_d", "mu"), paper(s, "N_iter", "mu", "tau", "rvi_tol",
-                                                      "reference_state")
-            lines.append(f"{_compact_setting(s)} {t.static.cost:7.5f} {t.static.N:4d} "
-                         f"{p_cd.paper if p_cd else '-':>7s} {t.dynamic.cost:8.6f} "
-                         f"{t.rvi[star][1]:10.6f} {t.dynamic.N_min:5d} {t.dynamic.N_mean:6.2f} "
-                         f"{p_it.paper if p_it else '-':>5s} {t.rvi[default][0]:7d} "
-                         f"{t.rvi[star][0]:6d}")
-            ours = {"C_s": t.static.cost, "N_s": t.static.N, "N_min": t.dynamic.N_min,
-                    "N_bar": t.dynamic.N_mean}
-            reported += paper(s, "C_s", "mu") is not None
-            for q, v in ours.items():
-                row = paper(s, q, "mu")
-                agree[q] += bool(row is not None and prints_as(row, v))
-        if reported:
-            lines.append("rows whose value prints as the paper's: "
-                         + ", ".join(f"{q} {n}" for q, n in agree.items())
-                         + f" (of {reported})")
-        return "\n".join(lines)
-
 
 def table1_results(settings, mu: float, reference_state, star=None, *, tau: float, tol: float
                    ) -> Table1Results:
@@ -3106,41 +3068,6 @@ def table2_results(cmp, mu: float, *, shifted=TABLE2_SHIFTED_ROWS) -> dict:
             n_max=(n_max_readings(lam, mu, g, K, opt, printed_max) if printed_max != opt.N_max
                    else None))
     return rows
-
-
-def _same_run(a, b) -> bool:
-    """Two dynamic optima print the same ``C_d`` (5 decimals), ``N_min`` and ``N_bar`` (1
-    decimal)."""
-    return (round(a.cost, 5) == round(b.cost, 5) and a.N_min == b.N_min
-            and round(a.N_mean, 1) == round(b.N_mean, 1))
-
-
-def format_table2(cmp, rows: Mapping) -> str:
-    """Two tables as the notebook prints them (:func:`table2_results`): the paper's ``C_d``,
-    ``N_min``, ``N_bar``, ``N_max`` next to ours with a pool that does not bind; then ``C_d``
-    and ``N_max`` under each candidate pool, and the rows where each candidate gives the same
-    ``C_d``, ``N_min`` and ``N_bar`` as the unconstrained pool (it does not bind there)."""
-    quantities = ("C_d", "N_min", "N_bar", "N_max")
-    cols = f"{'C_d':>7s} {'N_min':>5s} {'N_bar':>5s} {'N_max':>5s}"
-    lines = [f"{'':15s} {'paper':^25s} | {'ours, unconstrained pool':^25s}".rstrip(),
-             f"{_COMPACT_HEAD} {cols} | {cols}"]
-    for s, row in rows.items():
-        p = [cmp.paper("Table 2", s, q).paper for q in quantities]
-        u = row.unconstrained
-        lines.append(f"{_compact_setting(s)} {p[0]:>7s} {p[1]:>5s} {p[2]:>5s} {p[3]:>5s} | "
-                     f"{u.cost:7.5f} {u.N_min:5d} {u.N_mean:5.1f} {u.N_max:5d}")
-    heads = ("pool = paper N_max", "pool = 2 N_s", "pool = 3 N_s")
-    lines += ["", (f"{'':15s} | " + " | ".join(f"{h:^18s}" for h in heads)).rstrip(),
-              f"{_COMPACT_HEAD} | " + " | ".join([f"{'pool':>4s} {'C_d':>7s} {'N_max':>5s}"] * 3)]
-    for s, row in rows.items():
-        cells = " | ".join(f"{n:4d} {d.cost:7.5f} {d.N_max:5d}"
-                           for n, d in zip(row.pools, row.runs))
-        lines.append(f"{_compact_setting(s)} | {cells}")
-    same = [sum(_same_run(row.runs[k], row.unconstrained) for row in rows.values())
-            for k in range(len(heads))]
-    lines.append("rows with the unconstrained C_d, N_min and N_bar: "
-                 + ", ".join(f"{h[7:]} {n}" for h, n in zip(heads, same)) + f" (of {len(rows)})")
-    return "\n".join(lines)
 
 
 def _listed(values) -> str:
