@@ -12,9 +12,10 @@ value_iteration
 modified_policy_iteration
     discounted criterion, a few evaluation sweeps per improvement (Puterman 1994, Sec. 6.5).
 relative_value_iteration
-    average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4,
-    from one reference state or a batch of them at once, with a pluggable stopping rule (their
-    pointwise relative rule, the span rule, a norm rule, or the caller's own).
+    average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4
+    (or Bertsekas' form, the damping on the expectation only), from one reference state or a
+    batch of them at once, with a pluggable stopping rule (their pointwise relative rule, the
+    span rule, a norm rule, or the caller's own).
 policy_iteration
     discounted (Howard) and average reward; the average-reward version is Puterman's
     *multichain* policy iteration (Puterman 1994, Sec. 9.2), which is exact on communicating
@@ -31,6 +32,8 @@ operator_policy_iteration
 
 References
 ----------
+.. [B87] D. P. Bertsekas, *Dynamic Programming: Deterministic and Stochastic Models*,
+   Prentice-Hall, 1987: the text [TLNC99]_ cites for its Proposition 4 (p. 313).
 .. [P94] M. L. Puterman, *Markov Decision Processes*, Wiley, 1994.
 .. [TLNC99] J. Talim, Z. Liu, P. Nain, E. G. Coffman Jr., "Controlling robots of web search
    engines", draft of May 20, 1999 (SIGMETRICS PER 2001).
@@ -1122,6 +1125,7 @@ def relative_value_iteration(
     stopping: str | Callable = "relative",
     max_iter: int = 1_000_000,
     h0=None,
+    damping: str = "update",
 ):
     """Relative value iteration with damping, as in Proposition 4 of [TLNC99]_.
 
@@ -1132,7 +1136,16 @@ def relative_value_iteration(
 
     (the paper minimises costs; here rewards are maximised, ``r = -c``). The damping ``tau``
     is the aperiodicity transformation ([P94]_, Sec. 8.5.4): it leaves the bias and the
-    optimal policy unchanged and makes every chain aperiodic.
+    optimal policy unchanged and makes every chain aperiodic. With ``damping="expectation"``
+    the damping multiplies the expectation only, not the reward (the form of Bertsekas' texts,
+    e.g. [B87]_; the page was not checked here):
+
+    .. math:: h_{k+1}(x) = (1-\\tau) h_k(x) + T_\\tau h_k(x) - T_\\tau h_k(\\hat x),
+              \\quad T_\\tau h(x) = \\max_a \\{ r(x, a) + \\tau \\sum_y p_{xy}(a) h(y) \\},
+
+    relative value iteration on the model with rewards ``r`` and transitions
+    ``(1 - tau) I + tau P``, whose gain is the original gain and whose bias is the original
+    bias divided by ``tau``.
 
     Parameters
     ----------
@@ -1159,14 +1172,23 @@ def relative_value_iteration(
     max_iter : int
     h0 : array_like, shape (n,) or (n, m), optional
         Initial relative values (zero by default); ``h0[x_hat]`` is set to zero.
+    damping : {"update", "expectation"}
+        Where ``tau`` acts: on the whole update (the iteration printed in [TLNC99]_) or on the
+        expectation only (the form of [B87]_). The stopping rule sees, as ``Th``, the Bellman
+        operator of the transformed model, ``(1 - tau) h + T_tau h``, for ``"expectation"``.
 
     Returns
     -------
     AverageSolution or RelativeValueBatch
-        ``gain`` is ``T h(x_hat)`` at the last iterate. (The paper writes
-        ``theta = tau T(h)(x_hat)``; at the fixed point ``h(x_hat) = 0`` and the gain is
-        ``T h(x_hat)`` itself, ``tau T h(x_hat)`` being the gain of the damped chain. With
-        ``tau = 0.99999`` the two differ in the fifth significant digit at most.)
+        ``gain`` is ``T h(x_hat)`` at the last iterate (``T_tau h(x_hat)`` with
+        ``damping="expectation"``): at a fixed point, the optimal gain in both forms. ``bias``
+        is the last iterate ``h``; with ``damping="expectation"`` the original model's bias
+        is ``tau * bias``. (The paper writes ``theta = tau T(h)(x_hat)``. With the printed
+        iteration ``tau T h(x_hat)`` is the gain of the damped chain, ``tau`` times the optimal
+        gain. With ``damping="expectation"``, ``tau T h(x_hat) = T_tau h(x_hat) - (1 - tau)
+        r(x_hat)`` when the reward at ``x_hat`` does not depend on the action, so the printed
+        formula is exact when that reward is zero. With ``tau = 0.99999`` the forms differ in
+        the fifth significant digit at most.)
 
     Warns
     -----
@@ -1206,8 +1228,11 @@ def relative_value_iteration(
     else:
         raise ValueError(f"stopping must be 'relative', 'span', 'norm' or a callable, "
                          f"got {stopping!r}")
+    if damping not in ("update", "expectation"):
+        raise ValueError(f"damping must be 'update' or 'expectation', got {damping!r}")
     tol = _check_positive("tol", tol)
     max_iter = _check_count("max_iter", max_iter)
+    scale = tau if damping == "expectation" else None
     m = refs.size
     if h0 is None:
         H = np.zeros((n, m))
@@ -1220,15 +1245,17 @@ def relative_value_iteration(
                              f"shape {np.shape(h0)}")
         H = np.repeat(start, m, axis=1) if start.shape[1] != m else start.copy()
     H[refs, np.arange(m)] = 0.0
-    H, iterations, statistic = _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter)
+    H, iterations, statistic = _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter, scale)
     converged = statistic < tol
     if not converged.all():
         warnings.warn(f"relative_value_iteration did not meet its stopping rule in {max_iter} "
                       f"iterations (statistic {float(statistic.max()):.3g})", RuntimeWarning,
                       stacklevel=2)
+    # the original model's bias: h itself, or tau h for damping="expectation"
+    original = 1.0 if scale is None else scale
     if single:
         h = H[:, 0]
-        q = mdp.q_values(h)
+        q = mdp.q_values(h) if scale is None else mdp.q_values(h, scale)
         return AverageSolution(
             gain=float(q.max(axis=0)[refs[0]]),
             gain_by_state=np.full(n, float(q.max(axis=0)[refs[0]])),
@@ -1237,29 +1264,33 @@ def relative_value_iteration(
             iterations=int(iterations[0]),
             residual=float(statistic[0]),
             converged=bool(converged[0]),
-            gain_bounds=_gain_bounds(mdp, h),
+            gain_bounds=_gain_bounds(mdp, h if scale is None else original * h),
             method="relative value iteration",
         )
-    q = _q_batch(mdp, H)
+    q = _q_batch(mdp, H, scale)
     Th = q.max(axis=0)
-    diff = Th - H
+    diff = Th - original * H
     return RelativeValueBatch(
         reference_states=refs, gain=Th[refs, np.arange(m)], bias=H, policy=q.argmax(axis=0),
         iterations=iterations, residual=statistic, converged=converged,
         gain_bounds=np.stack([diff.min(axis=0), diff.max(axis=0)], axis=1))
 
 
-def _q_batch(mdp: FiniteMDP, H: np.ndarray) -> np.ndarray:
-    """``q[a, x, j] = r[a, x] + (P[a] H[:, j])[x]`` (``-inf`` where not allowed). One column is
-    a sparse matrix-vector product, the same arithmetic as :meth:`FiniteMDP.q_values`."""
+def _q_batch(mdp: FiniteMDP, H: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """``q[a, x, j] = r[a, x] + scale (P[a] H[:, j])[x]`` (``-inf`` where not allowed; no
+    ``scale``: 1). One column is a sparse matrix-vector product, the same arithmetic as
+    :meth:`FiniteMDP.q_values`."""
     A, n, m = mdp.n_actions, mdp.n_states, H.shape[1]
     product = mdp._stacked @ H[:, 0] if m == 1 else mdp._stacked @ H
+    if scale is not None:
+        product = scale * product
     return mdp._masked_rewards[:, :, None] + product.reshape(A, n, m)
 
 
-def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter):
+def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter, scale=None):
     """The iteration of :func:`relative_value_iteration` on the columns of ``H``; a column
-    freezes when its statistic falls below ``tol``."""
+    freezes when its statistic falls below ``tol``. ``scale`` (``tau``, or ``None``) selects
+    ``damping="expectation"``."""
     m = refs.size
     iterations = np.full(m, max_iter, dtype=np.int64)
     statistic = np.full(m, np.inf)
@@ -1267,8 +1298,13 @@ def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter):
     for k in range(1, max_iter + 1):
         Hs = H[:, active] if active.size < m else H
         ref = refs[active]
-        Th = _q_batch(mdp, Hs).max(axis=0)
-        Hn = (1 - tau) * Hs + tau * (Th - Th[ref, np.arange(active.size)])
+        if scale is None:
+            Th = _q_batch(mdp, Hs).max(axis=0)
+            Hn = (1 - tau) * Hs + tau * (Th - Th[ref, np.arange(active.size)])
+        else:
+            Tt = _q_batch(mdp, Hs, scale).max(axis=0)
+            Hn = (1 - tau) * Hs + (Tt - Tt[ref, np.arange(active.size)])
+            Th = (1 - tau) * Hs + Tt   # the transformed model's Bellman operator
         stat = np.asarray(rule(Hn, Hs, Th, ref), dtype=float).reshape(active.size)
         H[:, active] = Hn
         statistic[active] = stat
