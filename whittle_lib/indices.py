@@ -173,15 +173,20 @@ def _policy_system(arm: RestlessArm, discount: float):
     Discounted: ``A_pi = I - beta P_pi`` and ``Delta = beta (P1 - P0)``. Average reward: the
     unknowns are the bias ``h`` with ``h[0] = 0`` and the gain ``g`` stored in slot 0, so
     column 0 of ``I - P_pi`` is replaced by ones and column 0 of ``Delta = P1 - P0`` by zeros.
+    Both are returned in Fortran order, the layout LAPACK works in (no copy on the way in).
     """
     n = arm.n_states
+    delta = np.empty((n, n), order="F")
+    a0 = np.empty((n, n), order="F")
+    np.subtract(arm.P1, arm.P0, out=delta)
     if discount < 1.0:
-        delta = discount * (arm.P1 - arm.P0)
-        a0 = np.eye(n) - discount * arm.P1
+        delta *= discount
+        np.multiply(arm.P1, -discount, out=a0)
     else:
-        delta = arm.P1 - arm.P0
         delta[:, 0] = 0.0
-        a0 = np.eye(n) - arm.P1
+        np.negative(arm.P1, out=a0)
+    a0[np.diag_indices(n)] += 1.0
+    if discount == 1.0:
         a0[:, 0] = 1.0
     return delta, a0
 
@@ -312,20 +317,34 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         # average reward: multichain all-active policy; discounted (I - beta P is a
         # non-singular M-matrix) only when beta is within rounding of 1
         return finish(IndexStatus.MULTICHAIN)
-    # X_0^T = A_0^{-T} Delta^T: one LU solve with n right-hand sides (trans=1).
-    xt, info = lapack.dgetrs(lu, piv, delta.T, trans=1, overwrite_b=True)
-    X = xt.T  # C-contiguous, shape (n, n): rows = all states, columns = active states
-    cols = np.arange(n)  # state of each column of X
-    colpos = np.arange(n)  # column of each state (valid for states in ``cols``)
+    # X_0 = Delta A_0^{-1} = Delta U^{-1} L^{-1} P^T: two triangular solves from the right on
+    # Delta in place (Fortran order, so column c of Delta U^{-1} L^{-1} is contiguous) ...
+    xf = blas.dtrsm(1.0, lu, delta, side=1, lower=0, diag=0, overwrite_b=True)
+    xf = blas.dtrsm(1.0, lu, xf, side=1, lower=1, diag=1, overwrite_b=True)
+    # ... and the permutation P^T only relabels the columns: column i is that of state st[i].
+    st = np.arange(n)
+    for i, p in enumerate(piv.tolist()):
+        if p != i:
+            st[i], st[p] = st[p], st[i]
+    # Xt[i] = column st[i] of X (over every state). The active states' columns are kept in
+    # rows 0..k-1 of Xt: a state that becomes passive swaps its row with row k-1.
+    Xt = xf.T
+    row_of = np.empty(n, dtype=np.intp)
+    row_of[st] = np.arange(n)
+    k = n
     m = min(_BLOCK, n)
-    Ut = np.empty((m, n))  # delayed updates: X_current = X - Ut[:j].T @ Wt[:j]
-    Wt = np.empty((m, n))
+    # Delayed updates of the current block (j pivots blk[:j]): X = X_b - U L^{-1} X_b[blk, :]
+    # with X_b the matrix at the start of the block, U[:, l] = Ut[l] the l-th normalised
+    # column of (3) and L unit lower triangular, L[i, l] = Ut[l, blk[i]] (i > l).
+    Ut = np.empty((m, n))
+    L = np.zeros((m, m), order="F")
+    blk = np.empty(m, dtype=np.intp)
     j = 0
 
     active = np.ones(n, dtype=bool)
     sign = np.ones(n)  # +1 active, -1 passive
     y = np.zeros(n)
-    z = R1 - R0 + X @ R1  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
+    z = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
     sigma = int(np.argmin(z))
     mu = float(z[sigma])
     z -= mu
@@ -334,33 +353,33 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
 
     for _ in range(1, n):
         # --- pivot: sigma becomes passive, equation (3) -------------------------------------
-        p = colpos[sigma]
-        col = X[:, p].copy()
+        r = row_of[sigma]
         if j:
-            col -= Ut[:j].T @ Wt[:j, p]
+            w = blas.dtrsv(L[:j, :j], Xt[r, blk[:j]], lower=1, diag=1, overwrite_x=1)
+            col = Xt[r] - w @ Ut[:j]
+        else:
+            col = Xt[r].copy()
         denominator = 1.0 + col[sigma]
         if denominator <= _PIVOT_TOL:  # the next policy is multichain (or, discounted,
             return finish(IndexStatus.MULTICHAIN)  # numerically so: beta too close to 1)
-        row = X[sigma].copy()
+        u = Ut[j]
+        np.divide(col, denominator, out=u)
         if j:
-            row -= Ut[:j, sigma] @ Wt[:j, : X.shape[1]]
-        col /= denominator
+            L[j, :j] = Ut[:j, sigma]
+        blk[j] = sigma
         active[sigma] = False
         sign[sigma] = -1.0
-        y += (1.0 - y[sigma]) * col
-        Ut[j] = col
-        Wt[j, : X.shape[1]] = row
+        y += (1.0 - y[sigma]) * u
+        k -= 1
+        if r != k:  # keep the active columns in rows 0..k-1
+            other = st[k]
+            Xt[[r, k]] = Xt[[k, r]]
+            st[r], st[k] = other, sigma
+            row_of[other], row_of[sigma] = r, k
         j += 1
-        if j == m:  # apply the delayed updates as one level-3 product on the active columns
-            keep = cols[active[cols]]
-            pos = colpos[keep]
-            Xt = np.asfortranarray(X[:, pos].T)  # F-order (k, n) == C-order (n, k)
-            W_keep = Wt[:j, pos]
-            Xt = blas.dgemm(alpha=-1.0, a=W_keep, b=Ut[:j], beta=1.0, c=Xt,
-                            trans_a=True, overwrite_c=True)
-            X = Xt.T
-            cols = keep
-            colpos[keep] = np.arange(keep.size)
+        if j == m:  # apply the block: one triangular solve and one level-3 product
+            W = blas.dtrsm(1.0, L, Xt[:k, blk].T, lower=1, diag=1, overwrite_b=True)
+            blas.dgemm(alpha=-1.0, a=Ut.T, b=W, beta=1.0, c=Xt[:k].T, overwrite_c=True)
             j = 0
 
         # --- next index (2) and indexability test ------------------------------------------
