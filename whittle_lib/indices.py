@@ -33,6 +33,7 @@ References
 from __future__ import annotations
 
 import enum
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -326,8 +327,8 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
     for i, p in enumerate(piv.tolist()):
         if p != i:
             st[i], st[p] = st[p], st[i]
-    # Xt[i] = column st[i] of X (over every state). The active states' columns are kept in
-    # rows 0..k-1 of Xt: a state that becomes passive swaps its row with row k-1.
+    # Xt[i] = column st[i] of X (over every state). The columns of the states active at the
+    # start of the current block are rows 0..k-1 of Xt.
     Xt = xf.T
     row_of = np.empty(n, dtype=np.intp)
     row_of[st] = np.arange(n)
@@ -343,23 +344,28 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
 
     active = np.ones(n, dtype=bool)
     sign = np.ones(n)  # +1 active, -1 passive
-    y = np.zeros(n)
-    z = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
-    sigma = int(np.argmin(z))
-    mu = float(z[sigma])
-    z -= mu
+    # The advantages z at the current index and their slopes 1 - y, both times ``sign``:
+    # an event (2) is a ratio zs / ss with ss > 0 (see _next_event).
+    zs = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
+    ss = np.ones(n)
+    sigma = int(np.argmin(zs))
+    mu = float(zs[sigma])
+    zs -= mu
     indices[sigma] = mu
     order.append(sigma)
+    col, tmp, key = np.empty(n), np.empty(n), np.empty(n)
+    flat = np.empty(n, dtype=bool)
 
     for _ in range(1, n):
         # --- pivot: sigma becomes passive, equation (3) -------------------------------------
-        r = row_of[sigma]
+        xr = Xt[row_of[sigma]]
         if j:
-            w = blas.dtrsv(L[:j, :j], Xt[r, blk[:j]], lower=1, diag=1, overwrite_x=1)
-            col = Xt[r] - w @ Ut[:j]
+            w = blas.dtrsv(L[:j, :j], xr.take(blk[:j]), lower=1, diag=1, overwrite_x=1)
+            np.dot(w, Ut[:j], out=col)
+            np.subtract(xr, col, out=col)
         else:
-            col = Xt[r].copy()
-        denominator = 1.0 + col[sigma]
+            np.copyto(col, xr)
+        denominator = 1.0 + float(col[sigma])
         if denominator <= _PIVOT_TOL:  # the next policy is multichain (or, discounted,
             return finish(IndexStatus.MULTICHAIN)  # numerically so: beta too close to 1)
         u = Ut[j]
@@ -367,35 +373,51 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         if j:
             L[j, :j] = Ut[:j, sigma]
         blk[j] = sigma
+        # y += (1 - y[sigma]) u, i.e. every slope moves by -slope[sigma] u
+        np.multiply(u, sign, out=tmp)
+        blas.daxpy(tmp, ss, a=-float(ss[sigma]))
         active[sigma] = False
         sign[sigma] = -1.0
-        y += (1.0 - y[sigma]) * u
-        k -= 1
-        if r != k:  # keep the active columns in rows 0..k-1
-            other = st[k]
-            Xt[[r, k]] = Xt[[k, r]]
-            st[r], st[k] = other, sigma
-            row_of[other], row_of[sigma] = r, k
+        ss[sigma] = -ss[sigma]
+        zs[sigma] = -zs[sigma]
         j += 1
-        if j == m:  # apply the block: one triangular solve and one level-3 product
+        if j == m:  # apply the block: one triangular solve and one level-3 product ...
             W = blas.dtrsm(1.0, L, Xt[:k, blk].T, lower=1, diag=1, overwrite_b=True)
             blas.dgemm(alpha=-1.0, a=Ut.T, b=W, beta=1.0, c=Xt[:k].T, overwrite_c=True)
+            # ... then move the columns still active into rows 0..k-m-1
+            k -= m
+            holes = row_of[blk]
+            holes = holes[holes < k]
+            fill = np.arange(k, k + m)
+            fill = fill[active[st[fill]]]
+            Xt[holes] = Xt[fill]
+            st[holes] = st[fill]
+            row_of[st[holes]] = holes
             j = 0
 
         # --- next index (2) and indexability test ------------------------------------------
-        slope = 1.0 - y  # the advantage decreases at rate ``slope`` as lam grows
-        ratio = z / slope  # subsidy increment at which the advantage reaches zero
-        nxt, step, bad, bad_step = _next_event(active, sign, slope, ratio, z, adv_tol)
+        np.divide(zs, ss, out=key)  # = z / slope
+        np.abs(ss, out=tmp)
+        nxt = -1
+        if tmp.min() > _SLOPE_TOL and zs.min() >= -adv_tol:
+            # the fast path of _next_event, on the signed vectors
+            np.less_equal(ss, _SLOPE_TOL, out=flat)
+            key[flat] = np.inf
+            nxt = int(np.argmin(key))
+            step, bad_step = max(float(key[nxt]), 0.0), np.inf
+        if nxt < 0 or sign[nxt] < 0.0:  # the careful path (flat slopes, ties, violations)
+            nxt, step, bad, bad_step = _next_event(active, sign, ss * sign, key, zs * sign,
+                                                   adv_tol)
         if bad_step < step - _SUBSIDY_TOL * (scale + abs(mu)):
             # a passive advantage turns positive before the next index: the passive set shrinks
             return finish(IndexStatus.NOT_INDEXABLE, bad, mu + bad_step)
-        if not np.isfinite(step):
+        if not math.isfinite(step):
             indices[active] = np.inf  # active is optimal for every larger subsidy
             order.extend(np.flatnonzero(active).tolist())
             return finish(IndexStatus.INDEXABLE)
         sigma = nxt
         mu += step
-        z -= step * slope
+        blas.daxpy(ss, zs, a=-step)
         indices[sigma] = mu
         order.append(sigma)
     return finish(IndexStatus.INDEXABLE)
