@@ -76,6 +76,8 @@ _RCOND_TOL = 1e-13
 #: matrix as one matrix-matrix product (level-3 BLAS).
 _BLOCK = 64
 
+_min = np.minimum.reduce
+
 
 class IndexStatus(enum.Enum):
     """Outcome of an index computation.
@@ -399,11 +401,11 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         np.divide(zs, ss, out=key)  # = z / slope
         np.abs(ss, out=tmp)
         nxt = -1
-        if tmp.min() > _SLOPE_TOL and zs.min() >= -adv_tol:
+        if _min(tmp) > _SLOPE_TOL and _min(zs) >= -adv_tol:
             # the fast path of _next_event, on the signed vectors
             np.less_equal(ss, _SLOPE_TOL, out=flat)
-            key[flat] = np.inf
-            nxt = int(np.argmin(key))
+            np.putmask(key, flat, np.inf)
+            nxt = int(key.argmin())
             step, bad_step = max(float(key[nxt]), 0.0), np.inf
         if nxt < 0 or sign[nxt] < 0.0:  # the careful path (flat slopes, ties, violations)
             nxt, step, bad, bad_step = _next_event(active, sign, ss * sign, key, zs * sign,
