@@ -256,18 +256,25 @@ def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
     case when the all-passive policy is multichain; in the discounted case every index is
     finite). Equal indices (ties) are taken one state at a time at the same :math:`\mu`.
 
-    Implementation: only the columns of :math:`X` of the still-active states are needed, and
-    the rank-one updates (3) are delayed and applied ``64`` at a time as one matrix product.
-    The cost is one LU factorisation and solve with :math:`n` right-hand sides for
-    :math:`X_\emptyset` (:math:`\approx \tfrac83 n^3` flops) plus
-    :math:`\sum_k 2n(n-k) \approx n^3` flops of updates: :math:`O(n^3)` overall, mostly in
-    level-3 BLAS, and :math:`O(n^2)` memory.
+    Implementation: only the columns of :math:`X` of the still-active states are needed. The
+    rank-one updates (3) of a block of ``64`` pivots are delayed (the column of the next pivot
+    is rebuilt from them, a product with at most 63 vectors) and then applied as one
+    triangular solve and one matrix product on the active columns, which are kept contiguous.
+    The cost is one LU factorisation of :math:`A_\emptyset` and two triangular solves with
+    :math:`n` right-hand sides for :math:`X_\emptyset` (:math:`\tfrac23 n^3 + 2n^3` flops,
+    about four times the LU alone) plus :math:`\sum_k 2n(n-k) \approx n^3` flops of
+    updates, of which :math:`n^3/3` keep the rows of the passive states current for the
+    indexability test: :math:`O(n^3)` overall, mostly in level-3 BLAS, and :math:`O(n^2)`
+    memory. The algorithms of [GGK23]_ and [NM20]_ count :math:`\tfrac23 n^3` for the
+    recursion after that initialisation, which dominates.
 
     References
     ----------
     .. [GGK23] N. Gast, B. Gaujal, K. Khun, "Testing indexability and computing Whittle and
        Gittins index in subcubic time", *Math. Methods Oper. Res.* 97, 391-436, 2023,
        Algorithm 2.
+    .. [NM20] J. Niño-Mora, "A fast-pivoting algorithm for Whittle's restless bandit index",
+       *Mathematics* 8(12), 2226, 2020 (the same count after its initialisation stage).
 
     Examples
     --------
