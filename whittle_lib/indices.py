@@ -76,6 +76,7 @@ _RCOND_TOL = 1e-13
 #: matrix as one matrix-matrix product (level-3 BLAS).
 _BLOCK = 64
 
+#: ``ndarray.min`` without its Python wrapper (called twice per pivot).
 _min = np.minimum.reduce
 
 
@@ -384,13 +385,15 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         blk[j] = sigma
         # y += (1 - y[sigma]) u, i.e. every slope moves by -slope[sigma] u
         np.multiply(u, sign, out=tmp)
-        blas.daxpy(tmp, ss, a=-float(ss[sigma]))
+        ss = blas.daxpy(tmp, ss, a=-float(ss[sigma]))  # in place (contiguous float64)
         active[sigma] = False
         sign[sigma] = -1.0
         ss[sigma] = -ss[sigma]
         zs[sigma] = -zs[sigma]
         j += 1
         if j == m:  # apply the block: one triangular solve and one level-3 product ...
+            # (W = L^{-1} X_b[blk, active]; Xt[:k].T is Fortran-contiguous, so dgemm
+            # updates it in place)
             W = blas.dtrsm(1.0, L, Xt[:k, blk].T, lower=1, diag=1, overwrite_b=True)
             blas.dgemm(alpha=-1.0, a=Ut.T, b=W, beta=1.0, c=Xt[:k].T, overwrite_c=True)
             # ... then move the columns still active into rows 0..k-m-1
@@ -426,7 +429,7 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
             return finish(IndexStatus.INDEXABLE)
         sigma = nxt
         mu += step
-        blas.daxpy(ss, zs, a=-step)
+        zs = blas.daxpy(ss, zs, a=-step)  # z -= step * slope, in place
         indices[sigma] = mu
         order.append(sigma)
     return finish(IndexStatus.INDEXABLE)
