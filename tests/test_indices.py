@@ -440,3 +440,98 @@ def test_numpy_error_state_is_respected():
     finally:
         np.seterr(**old)
     assert result.indices[0] == np.inf
+
+
+# --- 4. arms larger than one block of delayed updates, by the definition -------------------
+# The engine applies its rank-one updates 64 pivots at a time (indices._BLOCK); the arms above
+# have at most 60 states. These have 150 to 200, so two or three blocks are applied and the
+# active columns are moved between blocks. Bisection would take minutes at this size; the
+# definition is checked directly with exact policy iteration (whittle_lib.mdp, no code in
+# common with the engine): between two consecutive indices the optimal passive set is the set
+# of states whose index is below, and at its index a state is indifferent between actions.
+
+def assert_indices_by_definition(arm, discount, result, states=None):
+    from whittle_lib.indices import _optimal_advantage
+
+    n = arm.n_states
+    scale = float(np.ptp(np.concatenate([arm.R0, arm.R1])))
+    # values are O(scale / (1 - discount)) or biases O(n scale): PI's switching tolerance
+    pi_tol = 1e-12 * scale * (1.0 / (1.0 - discount) if discount < 1.0 else n)
+    order, w = result.passive_order, result.indices
+    assert sorted(order.tolist()) == list(range(n))
+    mu = w[order]
+    assert np.all(np.diff(mu) >= 0)
+    policy = np.ones(n, dtype=bool)
+    checked = 0
+    for k in range(n - 1):
+        gap = mu[k + 1] - mu[k]
+        if not gap > 1e-9 * (scale + abs(mu[k])):  # ties: no subsidy strictly between
+            continue
+        adv, policy = _optimal_advantage(arm, discount, 0.5 * (mu[k] + mu[k + 1]), policy,
+                                         pi_tol)
+        passive = np.zeros(n, dtype=bool)
+        passive[order[:k + 1]] = True
+        # strictly between two indices no state is indifferent: the signs are the definition
+        assert np.array_equal(adv <= 0, passive), f"passive set between indices {k}, {k + 1}"
+        checked += 1
+    assert checked >= n // 4  # ties (the duplicated arm) leave fewer gaps
+    # at W(x), both actions are optimal in x: Q1 - Q0 = 0 up to rounding of the values,
+    # O(1e-13 / (1 - discount)) here, amplified by the policy systems' conditioning
+    for x in order[::7] if states is None else states:
+        adv, _ = _optimal_advantage(arm, discount, w[x], policy, pi_tol)
+        assert abs(adv[x]) <= 1e-9 * scale, f"state {x}"
+
+
+@pytest.mark.parametrize("n, discount", [(150, 0.9), (150, 1.0), (200, 0.99)])
+def test_arms_larger_than_a_block_match_the_definition(n, discount):
+    arm = dense_arm(np.random.default_rng(100 + n), n)
+    result = whittle_indices(arm, discount=discount)
+    assert result.status is IndexStatus.INDEXABLE  # these seeds give indexable arms
+    assert_indices_by_definition(arm, discount, result)
+
+
+def duplicated_arm(base: RestlessArm, copies: int) -> RestlessArm:
+    """Every state of ``base`` ``copies`` times (state ``i`` is a copy of ``i % m``).
+
+    From a copy, the chain moves to each copy of a base state with ``1 / copies`` of the base
+    probability, so the copies of one state are interchangeable: the same values at every
+    subsidy, the same index, and that index is the base arm's.
+    """
+    P0, P1 = (np.tile(P, (copies, copies)) / copies for P in (base.P0, base.P1))
+    return RestlessArm(P0=P0, P1=P1, R0=np.tile(base.R0, copies), R1=np.tile(base.R1, copies))
+
+
+@pytest.mark.parametrize("discount", [0.9, 1.0])
+def test_ties_across_blocks_on_a_duplicated_arm(discount):
+    # 3 copies of 50 states: 150 states in 50 groups of three tied indices, the members of a
+    # group met at one mu in arbitrary order, often in different blocks.
+    base = dense_arm(np.random.default_rng(30), 50)
+    arm = duplicated_arm(base, 3)
+    expected = whittle_indices(base, discount=discount)
+    assert expected.indexable
+    result = whittle_indices(arm, discount=discount)
+    assert result.indexable
+    # each copy along its own path of rank-one updates: rounding apart, not more
+    np.testing.assert_allclose(result.indices, np.tile(expected.indices, 3), rtol=0,
+                               atol=1e-11)
+    assert_indices_by_definition(arm, discount, result)
+
+
+@pytest.mark.parametrize("discount", [0.9, 1.0])
+def test_states_where_the_action_does_not_move_the_chain(discount):
+    # Degenerate states: where P0[x] = P1[x] the action changes only the reward, so the
+    # advantage of x is R1(x) - R0(x) - lam whatever the policy elsewhere and its index is
+    # R1(x) - R0(x) exactly (its slope stays 1: X[x] = Delta[x] A^{-1} = 0). A third of the
+    # 180 states, spread over every block; they are also tied in pairs.
+    rng = np.random.default_rng(40)
+    arm = dense_arm(rng, 180)
+    P1, R0, R1 = arm.P1.copy(), arm.R0.copy(), arm.R1.copy()
+    flat = np.arange(0, 180, 3)
+    P1[flat] = arm.P0[flat]
+    R1[flat] = R0[flat] + np.repeat(rng.random(30), 2)
+    arm = RestlessArm(P0=arm.P0, P1=P1, R0=R0, R1=R1)
+    result = whittle_indices(arm, discount=discount)
+    assert result.indexable
+    # R1 - R0 up to the rounding of the recursion's sums, O(n eps) of the index scale
+    np.testing.assert_allclose(result.indices[flat], (R1 - R0)[flat], rtol=0, atol=1e-12)
+    assert_indices_by_definition(arm, discount, result)

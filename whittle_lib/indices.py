@@ -33,6 +33,7 @@ References
 from __future__ import annotations
 
 import enum
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -74,6 +75,9 @@ _RCOND_TOL = 1e-13
 #: Number of Sherman-Morrison updates that are delayed and then applied to the working
 #: matrix as one matrix-matrix product (level-3 BLAS).
 _BLOCK = 64
+
+#: ``ndarray.min`` without its Python wrapper (called twice per pivot).
+_min = np.minimum.reduce
 
 
 class IndexStatus(enum.Enum):
@@ -173,15 +177,20 @@ def _policy_system(arm: RestlessArm, discount: float):
     Discounted: ``A_pi = I - beta P_pi`` and ``Delta = beta (P1 - P0)``. Average reward: the
     unknowns are the bias ``h`` with ``h[0] = 0`` and the gain ``g`` stored in slot 0, so
     column 0 of ``I - P_pi`` is replaced by ones and column 0 of ``Delta = P1 - P0`` by zeros.
+    Both are returned in Fortran order, the layout LAPACK works in (no copy on the way in).
     """
     n = arm.n_states
+    delta = np.empty((n, n), order="F")
+    a0 = np.empty((n, n), order="F")
+    np.subtract(arm.P1, arm.P0, out=delta)
     if discount < 1.0:
-        delta = discount * (arm.P1 - arm.P0)
-        a0 = np.eye(n) - discount * arm.P1
+        delta *= discount
+        np.multiply(arm.P1, -discount, out=a0)
     else:
-        delta = arm.P1 - arm.P0
         delta[:, 0] = 0.0
-        a0 = np.eye(n) - arm.P1
+        np.negative(arm.P1, out=a0)
+    a0[np.diag_indices(n)] += 1.0
+    if discount == 1.0:
         a0[:, 0] = 1.0
     return delta, a0
 
@@ -248,18 +257,25 @@ def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
     case when the all-passive policy is multichain; in the discounted case every index is
     finite). Equal indices (ties) are taken one state at a time at the same :math:`\mu`.
 
-    Implementation: only the columns of :math:`X` of the still-active states are needed, and
-    the rank-one updates (3) are delayed and applied ``64`` at a time as one matrix product.
-    The cost is one LU factorisation and solve with :math:`n` right-hand sides for
-    :math:`X_\emptyset` (:math:`\approx \tfrac83 n^3` flops) plus
-    :math:`\sum_k 2n(n-k) \approx n^3` flops of updates: :math:`O(n^3)` overall, mostly in
-    level-3 BLAS, and :math:`O(n^2)` memory.
+    Implementation: only the columns of :math:`X` of the still-active states are needed. The
+    rank-one updates (3) of a block of ``64`` pivots are delayed (the column of the next pivot
+    is rebuilt from them, a product with at most 63 vectors) and then applied as one
+    triangular solve and one matrix product on the active columns, which are kept contiguous.
+    The cost is one LU factorisation of :math:`A_\emptyset` and two triangular solves with
+    :math:`n` right-hand sides for :math:`X_\emptyset` (:math:`\tfrac23 n^3 + 2n^3` flops,
+    about four times the LU alone) plus :math:`\sum_k 2n(n-k) \approx n^3` flops of
+    updates, of which :math:`n^3/3` keep the rows of the passive states current for the
+    indexability test: :math:`O(n^3)` overall, mostly in level-3 BLAS, and :math:`O(n^2)`
+    memory. The algorithms of [GGK23]_ and [NM20]_ count :math:`\tfrac23 n^3` for the
+    recursion after that initialisation, which dominates.
 
     References
     ----------
     .. [GGK23] N. Gast, B. Gaujal, K. Khun, "Testing indexability and computing Whittle and
        Gittins index in subcubic time", *Math. Methods Oper. Res.* 97, 391-436, 2023,
        Algorithm 2.
+    .. [NM20] J. Niño-Mora, "A fast-pivoting algorithm for Whittle's restless bandit index",
+       *Mathematics* 8(12), 2226, 2020 (the same count after its initialisation stage).
 
     Examples
     --------
@@ -312,71 +328,108 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         # average reward: multichain all-active policy; discounted (I - beta P is a
         # non-singular M-matrix) only when beta is within rounding of 1
         return finish(IndexStatus.MULTICHAIN)
-    # X_0^T = A_0^{-T} Delta^T: one LU solve with n right-hand sides (trans=1).
-    xt, info = lapack.dgetrs(lu, piv, delta.T, trans=1, overwrite_b=True)
-    X = xt.T  # C-contiguous, shape (n, n): rows = all states, columns = active states
-    cols = np.arange(n)  # state of each column of X
-    colpos = np.arange(n)  # column of each state (valid for states in ``cols``)
+    # X_0 = Delta A_0^{-1} = Delta U^{-1} L^{-1} P^T: two triangular solves from the right on
+    # Delta in place (Fortran order, so column c of Delta U^{-1} L^{-1} is contiguous) ...
+    xf = blas.dtrsm(1.0, lu, delta, side=1, lower=0, diag=0, overwrite_b=True)
+    xf = blas.dtrsm(1.0, lu, xf, side=1, lower=1, diag=1, overwrite_b=True)
+    # ... and the permutation P^T only relabels the columns: column i is that of state st[i].
+    st = np.arange(n)
+    for i, p in enumerate(piv.tolist()):
+        if p != i:
+            st[i], st[p] = st[p], st[i]
+    # Xt[i] = column st[i] of X (over every state). The columns of the states active at the
+    # start of the current block are rows 0..k-1 of Xt.
+    Xt = xf.T
+    row_of = np.empty(n, dtype=np.intp)
+    row_of[st] = np.arange(n)
+    k = n
     m = min(_BLOCK, n)
-    Ut = np.empty((m, n))  # delayed updates: X_current = X - Ut[:j].T @ Wt[:j]
-    Wt = np.empty((m, n))
+    # Delayed updates of the current block (j pivots blk[:j]): X = X_b - U L^{-1} X_b[blk, :]
+    # with X_b the matrix at the start of the block, U[:, l] = Ut[l] the l-th normalised
+    # column of (3) and L unit lower triangular, L[i, l] = Ut[l, blk[i]] (i > l).
+    Ut = np.empty((m, n))
+    L = np.zeros((m, m), order="F")
+    blk = np.empty(m, dtype=np.intp)
     j = 0
 
     active = np.ones(n, dtype=bool)
     sign = np.ones(n)  # +1 active, -1 passive
-    y = np.zeros(n)
-    z = R1 - R0 + X @ R1  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
-    sigma = int(np.argmin(z))
-    mu = float(z[sigma])
-    z -= mu
+    # The advantages z at the current index and their slopes 1 - y, both times ``sign``:
+    # an event (2) is a ratio zs / ss with ss > 0 (see _next_event).
+    zs = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
+    ss = np.ones(n)
+    sigma = int(np.argmin(zs))
+    mu = float(zs[sigma])
+    zs -= mu
     indices[sigma] = mu
     order.append(sigma)
+    col, tmp, key = np.empty(n), np.empty(n), np.empty(n)
+    flat = np.empty(n, dtype=bool)
 
     for _ in range(1, n):
         # --- pivot: sigma becomes passive, equation (3) -------------------------------------
-        p = colpos[sigma]
-        col = X[:, p].copy()
+        xr = Xt[row_of[sigma]]
         if j:
-            col -= Ut[:j].T @ Wt[:j, p]
-        denominator = 1.0 + col[sigma]
+            w = blas.dtrsv(L[:j, :j], xr.take(blk[:j]), lower=1, diag=1, overwrite_x=1)
+            np.dot(w, Ut[:j], out=col)
+            np.subtract(xr, col, out=col)
+        else:
+            np.copyto(col, xr)
+        denominator = 1.0 + float(col[sigma])
         if denominator <= _PIVOT_TOL:  # the next policy is multichain (or, discounted,
             return finish(IndexStatus.MULTICHAIN)  # numerically so: beta too close to 1)
-        row = X[sigma].copy()
+        u = Ut[j]
+        np.divide(col, denominator, out=u)
         if j:
-            row -= Ut[:j, sigma] @ Wt[:j, : X.shape[1]]
-        col /= denominator
+            L[j, :j] = Ut[:j, sigma]
+        blk[j] = sigma
+        # y += (1 - y[sigma]) u, i.e. every slope moves by -slope[sigma] u
+        np.multiply(u, sign, out=tmp)
+        ss = blas.daxpy(tmp, ss, a=-float(ss[sigma]))  # in place (contiguous float64)
         active[sigma] = False
         sign[sigma] = -1.0
-        y += (1.0 - y[sigma]) * col
-        Ut[j] = col
-        Wt[j, : X.shape[1]] = row
+        ss[sigma] = -ss[sigma]
+        zs[sigma] = -zs[sigma]
         j += 1
-        if j == m:  # apply the delayed updates as one level-3 product on the active columns
-            keep = cols[active[cols]]
-            pos = colpos[keep]
-            Xt = np.asfortranarray(X[:, pos].T)  # F-order (k, n) == C-order (n, k)
-            W_keep = Wt[:j, pos]
-            Xt = blas.dgemm(alpha=-1.0, a=W_keep, b=Ut[:j], beta=1.0, c=Xt,
-                            trans_a=True, overwrite_c=True)
-            X = Xt.T
-            cols = keep
-            colpos[keep] = np.arange(keep.size)
+        if j == m:  # apply the block: one triangular solve and one level-3 product ...
+            # (W = L^{-1} X_b[blk, active]; Xt[:k].T is Fortran-contiguous, so dgemm
+            # updates it in place)
+            W = blas.dtrsm(1.0, L, Xt[:k, blk].T, lower=1, diag=1, overwrite_b=True)
+            blas.dgemm(alpha=-1.0, a=Ut.T, b=W, beta=1.0, c=Xt[:k].T, overwrite_c=True)
+            # ... then move the columns still active into rows 0..k-m-1
+            k -= m
+            holes = row_of[blk]
+            holes = holes[holes < k]
+            fill = np.arange(k, k + m)
+            fill = fill[active[st[fill]]]
+            Xt[holes] = Xt[fill]
+            st[holes] = st[fill]
+            row_of[st[holes]] = holes
             j = 0
 
         # --- next index (2) and indexability test ------------------------------------------
-        slope = 1.0 - y  # the advantage decreases at rate ``slope`` as lam grows
-        ratio = z / slope  # subsidy increment at which the advantage reaches zero
-        nxt, step, bad, bad_step = _next_event(active, sign, slope, ratio, z, adv_tol)
+        np.divide(zs, ss, out=key)  # = z / slope
+        np.abs(ss, out=tmp)
+        nxt = -1
+        if _min(tmp) > _SLOPE_TOL and _min(zs) >= -adv_tol:
+            # the fast path of _next_event, on the signed vectors
+            np.less_equal(ss, _SLOPE_TOL, out=flat)
+            np.putmask(key, flat, np.inf)
+            nxt = int(key.argmin())
+            step, bad_step = max(float(key[nxt]), 0.0), np.inf
+        if nxt < 0 or sign[nxt] < 0.0:  # the careful path (flat slopes, ties, violations)
+            nxt, step, bad, bad_step = _next_event(active, sign, ss * sign, key, zs * sign,
+                                                   adv_tol)
         if bad_step < step - _SUBSIDY_TOL * (scale + abs(mu)):
             # a passive advantage turns positive before the next index: the passive set shrinks
             return finish(IndexStatus.NOT_INDEXABLE, bad, mu + bad_step)
-        if not np.isfinite(step):
+        if not math.isfinite(step):
             indices[active] = np.inf  # active is optimal for every larger subsidy
             order.extend(np.flatnonzero(active).tolist())
             return finish(IndexStatus.INDEXABLE)
         sigma = nxt
         mu += step
-        z -= step * slope
+        zs = blas.daxpy(ss, zs, a=-step)  # z -= step * slope, in place
         indices[sigma] = mu
         order.append(sigma)
     return finish(IndexStatus.INDEXABLE)
