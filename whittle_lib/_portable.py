@@ -1,28 +1,32 @@
-"""Floating point that gives the same bits on every x86-64 CPU.
+"""Floating point that gives the same bits on every machine.
 
 NumPy picks its loops for ``exp``, ``log``, ``expm1`` and ``power`` by the CPU it runs on (AVX-512
-and AVX2 builds of ``np.exp`` differ in the last bit), and OpenBLAS picks its kernels by CPU (the
-order of the sums in ``A @ x`` and ``np.linalg.solve`` differs between Haswell, SkylakeX and Zen
-kernels). A learning run or a long simulation amplifies such last-bit differences into different
-trajectories, so the numbers a notebook stores would depend on the machine that computed them.
+and AVX2 builds of ``np.exp`` differ in the last bit), the C library behind its other loops
+differs between platforms, and OpenBLAS picks its kernels by CPU (the order of the sums in
+``A @ x`` and ``np.linalg.solve`` differs between Haswell, SkylakeX and Zen kernels). A learning
+run or a long simulation amplifies such last-bit differences into different trajectories, so the
+numbers a notebook stores would depend on the machine that computed them.
 
-The functions here avoid both sources:
+The functions here avoid these sources:
 
-* :func:`exp` and :func:`log`, the ones in hot loops (the arrival sampler, the crawling index
-  over many sources), are fdlibm's algorithms written with NumPy's element-wise ``+ - * /``,
-  ``rint``, ``frexp`` and ``ldexp``, each correctly rounded by IEEE 754: the same bits on any
-  machine, within 1 ulp of the exact value, about 5 times the cost of ``np.exp``;
-* the other elementary functions are evaluated in the x87 extended precision of
-  ``numpy.longdouble``, whose loops call the C library's ``expm1l``/``powl``/... (no SIMD
-  dispatch), and rounded once to double; where ``longdouble`` is plain double (MSVC, macOS on
-  arm64) they fall back to NumPy's double loops. They cost about 30 times ``np.exp``: use them
-  on model constants, not inside long loops over large arrays;
+* the elementary functions :func:`exp`, :func:`log`, :func:`expm1`, :func:`log1p`, :func:`cos`
+  and :func:`power` are fdlibm's algorithms (Sun Microsystems, 1993-2004, as in FreeBSD's
+  msun and musl) written with NumPy's element-wise ``+ - * /``, ``abs``, ``trunc``, ``rint``,
+  ``floor``, ``frexp``, ``ldexp`` and integer operations on the bits, each exact or correctly
+  rounded by IEEE 754: the same bits on any machine and any NumPy build, within 1 ulp of the
+  exact value (``tests/test_portable_elementary.py`` measures each against mpmath). Nothing
+  goes through ``numpy.longdouble``, whose width differs between platforms (x87 80-bit on
+  x86-64 Linux, IEEE quad on aarch64 Linux, double on macOS arm64 and Windows). On 10^6
+  doubles :func:`exp` costs about 40 times ``np.exp``'s AVX-512 loop and the others 200 to
+  600 times; each call costs some 30 to 100 NumPy operations, so on small arrays a call is
+  tens of microseconds: keep them out of loops that could hoist them;
 * the linear algebra uses only element-wise products and NumPy's pairwise sums along one axis,
   whose order does not depend on the CPU, never BLAS or LAPACK. It is meant for the small
   systems (tens of unknowns) solved once per step of a learning loop.
 
 ``tests/test_portable.py`` checks the results bit for bit under other NumPy dispatch targets and
-OpenBLAS kernels (``NPY_DISABLE_CPU_FEATURES``, ``OPENBLAS_CORETYPE``).
+OpenBLAS kernels (``NPY_DISABLE_CPU_FEATURES``, ``OPENBLAS_CORETYPE``); ``make test-aarch64``
+checks them under an emulated aarch64 Linux.
 """
 
 from __future__ import annotations
@@ -515,8 +519,6 @@ _OVT = 8.0085662595372944372e-17             # -(1024 - log2(overflow threshold 
 _CP = 9.61796693925975554329e-01             # 2/(3 ln2)
 _CP_H = 9.61796700954437255859e-01
 _CP_L = -7.02846165095275826516e-09
-_IVLN2_H = 1.44269502162933349609e+00
-_IVLN2_L = 1.92596299112661746887e-08
 _POW_BIG_Y = _from_high(0x41e00001)          # |y| at or above (about 2^31): near-one path
 _POW_HUGE_Y = _from_high(0x43f00001)         # |y| at or above (about 2^64): always o/uflow
 _POW_NEAR_LO = _from_high(0x3fefffff)        # with a big y, |x| in [this, _POW_NEAR_HI)
@@ -721,15 +723,32 @@ def _log2_pieces(ax):
 
 
 def _log2_near_one(ax):
-    """``log2(ax) = t1 + t2`` for ``|ax - 1| <= 2^-20`` by ``t - t^2/2 + t^3/3 - t^4/4``
-    (fdlibm ``e_pow.c``, used when ``|y| > 2^31``)."""
+    """``log2(ax) = t1 + t2`` for ``|ax - 1| <= 2^-20``, ``t1`` with its low 32 bits zero, to
+    about ``2^-72`` relative: ``t - w`` with ``t = ax - 1`` (exact) and ``w = t^2/2 - t^3/3 +
+    t^4/4`` (``t^5/5`` is below ``2^-80 t``), times ``1/ln2`` in two pieces, ``t/ln2`` as an
+    exact product of doubles (Dekker's splitting).
+
+    fdlibm ``e_pow.c`` has this path (for ``|y| > 2^31``) with ``t`` times a 24-bit ``1/ln2``
+    assumed exact, which it is not for ``t`` of more than 29 bits: ``1.000000198145915 **
+    -2631019204.059651`` came out 400 ulp off. Here the product is exact.
+    """
     t = ax - 1.0
     w = (t * t) * (0.5 - t * (0.3333333333333333333333 - t * 0.25))
-    u = _IVLN2_H * t
-    v = t * _IVLN2_L - w * _INV_LN2
-    t1 = _zero_low(u + v)
-    t2 = v - (t1 - u)
+    c = t * _SPLITTER
+    t_hi = c - (c - t)
+    t_lo = t - t_hi
+    p_hi = t * _INV_LN2
+    p_lo = ((t_hi * _INV_LN2_HI - p_hi) + t_hi * _INV_LN2_LO + t_lo * _INV_LN2_HI) + t_lo * _INV_LN2_LO
+    v = p_lo + (t * _INV_LN2_TAIL - w * _INV_LN2)       # t/ln2 = p_hi + p_lo exactly
+    t1 = _zero_low(p_hi + v)
+    t2 = v - (t1 - p_hi)
     return t1, t2
+
+
+_SPLITTER = 134217729.0                      # 2^27 + 1: Veltkamp's split into 26 + 27 bits
+_INV_LN2_TAIL = 2.0355273740931033e-17       # 1/ln2 - _INV_LN2
+_INV_LN2_HI = 1.4426950514316559             # _INV_LN2 split by Veltkamp: 26 bits
+_INV_LN2_LO = -1.0542692496784412e-08        # and the other 27, exactly
 
 
 def dot(a, b):
