@@ -15,7 +15,7 @@ The functions here avoid these sources:
   ``floor``, ``frexp``, ``ldexp`` and integer operations on the bits, each exact or correctly
   rounded by IEEE 754: the same bits on any machine and any NumPy build, within 1 ulp of the
   exact value (``tests/test_portable_elementary.py`` measures each against mpmath). Nothing
-  goes through ``numpy.longdouble``, whose width differs between platforms (x87 80-bit on
+  goes through NumPy's long double type, whose width differs between platforms (x87 80-bit on
   x86-64 Linux, IEEE quad on aarch64 Linux, double on macOS arm64 and Windows). On 10^6
   doubles :func:`exp` costs about 40 times ``np.exp``'s AVX-512 loop and the others 200 to
   600 times; each call costs some 30 to 100 NumPy operations, so on small arrays a call is
