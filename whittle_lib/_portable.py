@@ -528,7 +528,7 @@ _POW_HALF_Z = _from_high(0x3fe00001)         # |y log2 x| at or above: split off
 
 def power(x, y):
     """``x**y`` by fdlibm's algorithm in element-wise IEEE operations: the same bits on every
-    machine, within 1 ulp (measured: 0.77 ulp, ``tests/test_portable.py``).
+    machine, within 1 ulp (0.84 ulp at most on 10^6 arguments, ``tests/test_portable_elementary.py``).
 
     ``log2|x|`` in two pieces (``t1`` with 21 significant bits plus ``t2``), ``y log2|x| =
     n + z`` in simulated double-double, ``2^z`` by the polynomial of :func:`exp`, scaled by
