@@ -20,7 +20,7 @@ PORTABLE_MACHINE ?= nehalem-sse42
 # Notebooks run side by side by nbval and the portable check (one per core).
 JOBS ?= 2
 
-.PHONY: all venv test test-lib test-notebooks test-portable machines report bench clean \
+.PHONY: all venv test test-lib test-notebooks test-portable test-aarch64 machines report bench clean \
 	distclean lock html $(NOTEBOOKS)
 
 all: $(NOTEBOOKS) report
@@ -78,6 +78,21 @@ test-portable: $(STAMP)
 	@if [ "$$(uname -m)" = x86_64 ]; then \
 	    $(BIN)/python -m replication.check --machine $(PORTABLE_MACHINE) --jobs $(JOBS); \
 	else echo "test-portable: skipped on $$(uname -m) (the emulated machines are x86-64)"; fi
+
+# The fingerprint of the CPU-sensitive computations (tests/portable_fingerprint.py) natively and
+# as aarch64 Linux (qemu user-mode, Debian arm64 Python, the pinned NumPy/SciPy aarch64 wheels):
+# every line but NumPy's own control line must be identical. The script installs
+# qemu-user-static with apt-get and caches the arm64 sysroot in /tmp (about a minute at first).
+# It lives beside the checkout; AARCH64_FINGERPRINT=/path/to/aarch64-fingerprint.sh elsewhere.
+AARCH64_FINGERPRINT ?= ../shared/tools/aarch64-fingerprint.sh
+
+test-aarch64: $(STAMP)
+	@if [ ! -f '$(AARCH64_FINGERPRINT)' ]; then \
+	    echo "test-aarch64: skipped, no $(AARCH64_FINGERPRINT) (set AARCH64_FINGERPRINT)"; \
+	elif ! command -v qemu-aarch64-static >/dev/null && \
+	    ! { command -v apt-get >/dev/null && apt-get install -y -q qemu-user-static >/dev/null 2>&1; }; then \
+	    echo "test-aarch64: skipped, qemu-user-static is missing and apt-get cannot install it"; \
+	else PYTHON=$(BIN)/python bash '$(AARCH64_FINGERPRINT)'; fi
 
 # What each emulated machine selects on this CPU.
 machines: $(STAMP)

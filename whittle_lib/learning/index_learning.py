@@ -319,6 +319,9 @@ class CrawlerIndexProblem:
         object.__setattr__(self, "_alpha", self.model.alpha)
         object.__setattr__(self, "_u_star", self.model.u_star)
         object.__setattr__(self, "_cos_i", np.arange(1, int(self.n_cosines) + 1, dtype=float))
+        # the index's per-source constants (crawling.whittle_index would redo them every step)
+        object.__setattr__(self, "_index_constants",
+                           crawling._index_constants(self._u, self._alpha))
 
     @property
     def n_features(self) -> int:
@@ -356,7 +359,7 @@ class CrawlerIndexProblem:
 
     def base_index(self, x):
         """``gamma*(x)``, the exact index of the deterministic model."""
-        return crawling.whittle_index(x, self._u, self._alpha)
+        return crawling._whittle_index(x, *self._index_constants)   # whittle_index, C = 1
 
     def psi(self, x, base=None):
         """``Psi(x)``, shape (..., K); ``base`` = ``gamma*(x)`` if already computed."""
