@@ -27,7 +27,10 @@ from replication import machines
 
 
 def notebooks() -> list[str]:
-    return sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    """The notebooks that replicate a paper: those with ``data/expected/<nb>.csv`` (the primer,
+    ``00_whittle_primer``, has none and writes no results, so there is nothing to compare)."""
+    return sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
+                  if (ROOT / "data" / "expected" / f"{p.stem}.csv").exists())
 
 
 def differences(stored: Path, fresh: Path) -> list[str]:
@@ -71,7 +74,8 @@ def main(argv=None) -> int:
     parser.add_argument("--machine", choices=sorted(machines.MACHINES),
                         help="run the notebooks under this emulated machine first")
     parser.add_argument("--notebook", action="append", default=[],
-                        help="only this notebook (repeatable; default: all)")
+                        help="only this notebook (repeatable; default: every notebook "
+                             "with data/expected/<nb>.csv)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     args = parser.parse_args(argv)
     names = args.notebook or notebooks()

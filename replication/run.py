@@ -6,8 +6,10 @@
 The notebook runs with ``notebooks/`` as working directory into a staging folder; the
 environment variable ``WHITTLE_OUTPUT_ROOT`` points the library's writers
 (``replication.records.write_results``, ``replication.figures.save_figure``) to the same
-folder. Only when every cell has run and the results file exists are the notebook (stripped of
-volatile metadata), its figures folder and its results file moved into place:
+folder. Only when every cell has run and the results file exists (for a notebook that
+replicates a paper, i.e. has ``data/expected/<nb>.csv``; a notebook without one, such as the
+primer ``00_whittle_primer``, must write none) are the notebook (stripped of volatile
+metadata), its figures folder and its results file moved into place:
 
 - a run at the defaults (no ``-p``, or every value equal to its default) replaces the reference:
   ``notebooks/<nb>.ipynb``, ``figures/<nb>/`` and ``data/results/<nb>.csv``, staged in
@@ -105,6 +107,12 @@ def _show(path: Path) -> str:
 
 def _say(*lines: str) -> None:
     print(*lines, sep="\n", file=sys.stderr, flush=True)
+
+
+def replicates_paper(name: str) -> bool:
+    """Whether the notebook replicates a paper's numbers: it has ``data/expected/<nb>.csv``
+    and must write ``data/results/<nb>.csv``. The primer (``00_*``) has neither."""
+    return (ROOT / "data" / "expected" / f"{name}.csv").exists()
 
 
 # ---- parameters ------------------------------------------------------------------------------
@@ -293,15 +301,20 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
              f"the reference is unchanged; the partial run is in {_show(staged_nb)}")
         return FAILED
     results = stage / "data" / "results" / f"{name}.csv"
-    if not results.exists():
+    if replicates_paper(name) and not results.exists():
         _say(f"FAILED: {name} ran but wrote no data/results/{name}.csv")
+        return FAILED
+    if not replicates_paper(name) and results.exists():
+        _say(f"FAILED: {name} has no data/expected/{name}.csv but wrote "
+             f"data/results/{name}.csv")
         return FAILED
     nb = nbformat.read(staged_nb, as_version=4)
     strip_volatile(nb)
     nbformat.write(nb, staged_nb)
     # Everything is complete: move into place, results and figures first, notebook last.
-    (target / "data" / "results").mkdir(parents=True, exist_ok=True)
-    os.replace(results, target / "data" / "results" / f"{name}.csv")
+    if results.exists():
+        (target / "data" / "results").mkdir(parents=True, exist_ok=True)
+        os.replace(results, target / "data" / "results" / f"{name}.csv")
     figures = stage / "figures" / name
     if figures.exists():
         replace_dir(figures, target / "figures" / name)
@@ -311,9 +324,9 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     if target != ROOT and not any(stage.parent.iterdir()):
         stage.parent.rmdir()
     where = "" if target == ROOT else f"{_show(target)}/"
-    print(f"ok: {where}notebooks/{name}.ipynb, {where}data/results/{name}.csv, "
-          f"{where}figures/{name}/", flush=True)
-    if target != ROOT:
+    written = f", {where}data/results/{name}.csv" if replicates_paper(name) else ""
+    print(f"ok: {where}notebooks/{name}.ipynb{written}, {where}figures/{name}/", flush=True)
+    if target != ROOT and replicates_paper(name):
         report_changes(name, target)
     return 0
 

@@ -12,6 +12,8 @@ from replication import records as replication
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# The notebooks that replicate a paper (all but the 00_ primer): they have data/expected.
+PAPER_NOTEBOOKS = [nb for nb in NOTEBOOKS if not nb.stem.startswith("00_")]
 
 
 def _norm(name: str) -> str:
@@ -75,7 +77,16 @@ def test_notebook_stored_without_volatile_metadata(nb):
         assert not {"papermill", "execution"} & set(cell.get("metadata", {}))
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_paper_notebook_has_an_expected_table_and_the_primer_none():
+    # 00_ notebooks teach and replicate no paper's numbers: no data/expected, no data/results
+    for nb in NOTEBOOKS:
+        teaches = nb.stem.startswith("00_")
+        for folder in ("expected", "results"):
+            stored = (ROOT / "data" / folder / f"{nb.stem}.csv").exists()
+            assert stored != teaches, f"{nb.stem}: data/{folder} file {stored=}"
+
+
+@pytest.mark.parametrize("nb", PAPER_NOTEBOOKS, ids=lambda p: p.stem)
 def test_results_cover_every_expected_row(nb):
     expected = replication._read_rows(ROOT / "data" / "expected" / f"{nb.stem}.csv")
     results = replication.read_results(ROOT / "data" / "results" / f"{nb.stem}.csv")

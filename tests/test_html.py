@@ -123,7 +123,7 @@ def test_the_check_finds_raw_tex_that_mathjax_would_not_typeset(tmp_path):
 
 def test_the_stored_notebooks_render_with_their_figures_and_math(tmp_path):
     names = make_html.notebooks(ROOT)
-    assert len(names) == 5
+    assert len(names) == 6                 # the primer 00_ and the five papers
     out = tmp_path / "html"
     assert make_html.build(out, root=ROOT) == []
     _check_site(out, ROOT, names)

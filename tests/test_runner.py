@@ -77,6 +77,9 @@ def _project(tmp_path) -> Path:
     (project / "figures" / NB).mkdir(parents=True)
     nbformat.write(_notebook(), project / "notebooks" / f"{NB}.ipynb")
     (project / "data" / "results" / f"{NB}.csv").write_text(REFERENCE)
+    # a notebook with an expected table replicates a paper and must write its results
+    (project / "data" / "expected" / f"{NB}.csv").write_text(
+        "item,setting,quantity,paper,tolerance,note\n")
     (project / "figures" / NB / "line.png").write_bytes(b"reference figure")
     return project
 
@@ -210,6 +213,42 @@ def test_only_a_run_at_the_defaults_writes_the_reference_and_drops_injected_cell
     assert len(images) == 1
     assert (base64.b64decode("".join(images[0]["data"]["image/png"]))
             == (project / "figures" / NB / "line.png").read_bytes())
+
+
+def _without_results(project: Path, write: bool) -> None:
+    """Make the demo a notebook that replicates no paper (no data/expected, no stored
+    results), as the primer ``00_whittle_primer``; ``write``: its last cell still writes."""
+    (project / "data" / "expected" / f"{NB}.csv").unlink()
+    (project / "data" / "results" / f"{NB}.csv").unlink()
+    if not write:
+        path = project / "notebooks" / f"{NB}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        nb.cells[-1].source = "print('no results: this notebook replicates no paper')"
+        nbformat.write(nb, path)
+
+
+@pytest.mark.slow
+def test_a_notebook_without_expected_table_runs_and_writes_no_results(tmp_path):
+    project = _project(tmp_path)
+    _without_results(project, write=False)
+    run = _run(project)
+    assert run.returncode == 0, run.stderr
+    assert not (project / "data" / "results" / f"{NB}.csv").exists()
+    assert (project / "figures" / NB / "line.png").read_bytes()[:4] == b"\x89PNG"  # replaced
+    assert "data/results" not in run.stdout
+    stored = nbformat.read(project / "notebooks" / f"{NB}.ipynb", as_version=4)
+    assert _outputs(stored, "print('no results")[0]["text"].startswith("no results")
+
+
+@pytest.mark.slow
+def test_a_notebook_without_expected_table_must_not_write_results(tmp_path):
+    project = _project(tmp_path)
+    _without_results(project, write=True)
+    before = _fingerprint(project)
+    run = _run(project)
+    assert run.returncode == 1
+    assert f"has no data/expected/{NB}.csv but wrote data/results/{NB}.csv" in run.stderr
+    assert _fingerprint(project) == before
 
 
 @pytest.mark.slow
