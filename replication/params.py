@@ -288,6 +288,8 @@ def _specs_of_cell(cell, where: str) -> tuple[ParameterSpec, ...]:
         if param is None or param.inferred_type_name == "None":
             raise ValueError(f"{where}: line {stmt.lineno} is not `name: type = default  # help` "
                              f"(one name, an annotation, no second '=' in the help): {line!r}")
+        if any(s.name == param.name for s in specs):
+            raise ValueError(f"{where}: line {stmt.lineno} sets {param.name} a second time")
         try:
             specs.append(_spec(param.name, param.inferred_type_name, param.default, param.help))
         except ValueError as exc:
