@@ -1,0 +1,83 @@
+"""Sphinx configuration of the site (make html; replication/site.py assembles the sources).
+
+The notebooks are rendered from their stored outputs by MyST-NB, never executed. Equations are
+typeset by MathJax 2.7 from the Python package jupyter-server-mathjax, copied into the site, so
+the pages read the same without network. Any warning fails the build (sphinx-build -W).
+"""
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import jupyter_server_mathjax
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))        # whittle_lib for autodoc, from this checkout
+
+project = "Whittle index policies: five papers, replicated"
+author = "the whittle_lib authors"
+copyright = "the whittle_lib authors"
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",          # numpydoc sections
+    "sphinx.ext.viewcode",          # the highlighted source of every documented name
+    "sphinx.ext.mathjax",
+]
+exclude_patterns = ["whittle_lib/**", "replication/**", "**.ipynb_checkpoints"]
+
+# MyST-NB: the stored outputs as they are; $...$, $$...$$ and amsmath environments as math.
+nb_execution_mode = "off"
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+# MathJax 2.7 as shipped by jupyter-server-mathjax (copied into _static/mathjax/ below). MyST
+# marks its math with the class "math" and wraps each page in "tex2jax_ignore": MathJax 2 is
+# told to typeset those elements (and notebook outputs) only. The package ships the STIX-Web
+# fonts, not MathJax's default TeX fonts.
+MATHJAX_SOURCE = Path(jupyter_server_mathjax.__file__).parent / "static"
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+mathjax2_config = {
+    "tex2jax": {"processClass": "math|output_area", "processEscapes": True,
+                "ignoreClass": "tex2jax_ignore|mathjax_ignore|document"},
+    "HTML-CSS": {"webFont": "STIX-Web", "availableFonts": [], "preferredFont": None,
+                 "imageFont": None},
+    "messageStyle": "none",
+}
+myst_update_mathjax = False
+
+autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_typehints = "description"
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+
+html_theme = "alabaster"
+html_title = project
+html_theme_options = {"page_width": "min(1200px, 96%)", "sidebar_width": "240px",
+                      "fixed_sidebar": True}
+html_static_path = []
+html_css_files = []
+
+
+def _copy_mathjax(app, exception):
+    if exception is None and app.builder.format == "html":
+        shutil.copytree(MATHJAX_SOURCE, Path(app.outdir) / "_static" / "mathjax",
+                        dirs_exist_ok=True)
+
+
+
+
+def _summary_only(app, what, name, obj, options, lines):
+    """The API page shows each name's first paragraph; the full numpydoc docstring, with its
+    references (whose labels repeat across modules), is read beside the code ([source])."""
+    if "" in lines:
+        del lines[lines.index(""):]
+    lines[:] = [re.sub(r"\s*\[[A-Za-z0-9]+\]_", "", line) for line in lines]
+
+
+def setup(app):
+    app.connect("build-finished", _copy_mathjax)
+    app.connect("autodoc-process-docstring", _summary_only)
