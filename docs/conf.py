@@ -78,6 +78,22 @@ def _summary_only(app, what, name, obj, options, lines):
     lines[:] = [re.sub(r"\s*\[[A-Za-z0-9]+\]_", "", line) for line in lines]
 
 
+def _source_links(app, doctree, docname):
+    """A Markdown link from a page to a library source file (``../whittle_lib/mdp.py``, which
+    MyST makes a download) opens the highlighted source of viewcode instead."""
+    from docutils import nodes
+    from sphinx import addnodes
+
+    for node in list(doctree.findall(addnodes.download_reference)):
+        found = re.search(r"(?:^|/)(whittle_lib/[\w/]+)\.py$", node.get("reftarget", ""))
+        if found and app.builder.format == "html":
+            module = found.group(1).removesuffix("/__init__")
+            uri = app.builder.get_relative_uri(docname, "_modules/" + module)
+            node.replace_self(nodes.reference("", "", *node.children, refuri=uri,
+                                              internal=True))
+
+
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-docstring", _summary_only)
+    app.connect("doctree-resolved", _source_links)
