@@ -22,7 +22,6 @@ copyright = "the whittle_lib authors"
 extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
-    "sphinx.ext.napoleon",          # numpydoc sections
     "sphinx.ext.viewcode",          # the highlighted source of every documented name
     "sphinx.ext.mathjax",
 ]
@@ -51,8 +50,6 @@ myst_update_mathjax = False
 
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_typehints = "description"
-napoleon_google_docstring = False
-napoleon_numpy_docstring = True
 
 html_theme = "alabaster"
 html_title = project

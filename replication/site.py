@@ -126,17 +126,20 @@ def assemble(src: Path, root: Path = ROOT) -> None:
     (src / "api.md").write_text(api_page(), encoding="utf-8")
 
 
-def build(out: Path, root: Path = ROOT) -> int:
-    """Build the site into ``out`` with ``sphinx-build -W --keep-going``; the exit status."""
+def build(out: Path, root: Path = ROOT, work: Path | None = None) -> int:
+    """Build the site into ``out`` with ``sphinx-build -W --keep-going``; the exit status.
+
+    ``work`` holds the assembled sources and Sphinx's cache (default ``build/``)."""
     from sphinx.cmd.build import build_main
 
-    src = root / "build" / "site-src"
+    work = root / "build" if work is None else Path(work)
+    src = work / "site-src"
     assemble(src, root)
     tmp = out.with_name(out.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
     status = build_main(["-W", "--keep-going", "-q", "-b", "html", "-c", str(root / "docs"),
-                         "-d", str(root / "build" / "site-doctrees"), str(src), str(tmp)])
+                         "-d", str(work / "site-doctrees"), str(src), str(tmp)])
     if status == 0:
         replace_dir(tmp, out)
     return status
@@ -145,8 +148,10 @@ def build(out: Path, root: Path = ROOT) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "html")
+    parser.add_argument("--work", type=Path, default=ROOT / "build",
+                        help="where the assembled sources and Sphinx's cache go")
     args = parser.parse_args(argv)
-    status = build(args.out.resolve())
+    status = build(args.out.resolve(), work=args.work.resolve())
     if status == 0:
         print(f"wrote {args.out}/index.html")
     return status
