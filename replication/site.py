@@ -34,7 +34,7 @@ from replication.run import replace_dir
 ROOT = Path(__file__).resolve().parents[1]
 STATUS_TABLE_END = "<!-- status-table:end -->"
 
-__all__ = ["api_page", "assemble", "build", "run_time", "status_page"]
+__all__ = ["api_page", "assemble", "build", "run_time", "run_time_table", "status_page"]
 
 
 def _notebooks(root: Path) -> list[Path]:
@@ -58,6 +58,13 @@ def _minutes(seconds: float | None) -> str:
         return "not recorded"
     m, s = divmod(round(seconds), 60)
     return f"{m} min {s} s" if m else f"{s} s"
+
+
+def run_time_table(root: Path = ROOT) -> str:
+    """Markdown table of each notebook's stored run time (the README's, by ``make report``)."""
+    lines = ["| notebook | run time |", "|---|---:|"]
+    lines += [f"| `{nb.stem}` | {_minutes(run_time(nb))} |" for nb in _notebooks(root)]
+    return "\n".join(lines)
 
 
 def status_page(root: Path = ROOT) -> str:
