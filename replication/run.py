@@ -17,9 +17,9 @@ volatile metadata), its figures folder and its results file moved into place:
   results rows changed status or value against the reference;
 - ``--output-root DIR`` writes under ``DIR`` instead (``replication.check``).
 
-Parameters are checked against the notebook's ``parameters`` cell
-(papermill's grammar, read by ``replication.params``) before a kernel starts: an unknown name, a value that is not a
-Python literal or a value out of range stops the run with exit status 2. As cells run, their
+Parameters are checked against the notebook's ``parameters`` cell (papermill's grammar, read by
+``replication.params``) before a kernel starts: an unknown name, a value that is not a Python
+literal or a value out of range stops the run with exit status 2. As cells run, their
 number and section heading are printed. On failure the staging folder keeps the partial run
 (the notebook with the cells executed so far) and the exit status is 1; on Ctrl-C it is 130.
 """

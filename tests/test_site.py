@@ -144,7 +144,8 @@ def _project(tmp_path) -> Path:
     (root / "notebooks" / "99_demo.ipynb").write_text(json.dumps(nb))
     nb["metadata"] = {}
     (root / "notebooks" / "98_old.ipynb").write_text(json.dumps(nb))
-    (root / "README.md").write_text("<!-- status-table:end -->\n\n- **reproduced**: equal\n\n# Next")
+    (root / "README.md").write_text(
+        "<!-- status-table:end -->\n\n- **reproduced**: equal\n\n# Next")
     return root
 
 
@@ -162,3 +163,9 @@ def test_api_page_documents_every_public_module_once():
     assert "whittle_lib.mdp" in modules and len(set(modules)) == len(modules)
     assert not [m for m in modules if "._" in m]
     assert page.count(":ignore-module-all:") == len(modules)
+
+
+def test_run_time_table_for_the_readme(tmp_path):
+    assert site.run_time_table(_project(tmp_path)).splitlines() == [
+        "| notebook | run time |", "|---|---:|",
+        "| `98_old` | not recorded |", "| `99_demo` | 2 min 36 s |"]
