@@ -51,7 +51,7 @@ from typing import ClassVar
 from .records import project_root
 
 __all__ = ["PARAMETER_TYPES", "ParameterSpec", "ParameterValues", "check_parameters",
-           "format_value", "is_default", "parse_parameters_cell", "read_parameter_specs"]
+           "format_value", "parse_parameters_cell", "read_parameter_specs"]
 
 #: The types a parameter may declare (its annotation in the cell).
 PARAMETER_TYPES = ("int", "float", "bool", "str", "list[int]", "list[float]", "list[str]")
@@ -339,17 +339,6 @@ class ParameterValues:
     __slots__ = ()
     specs: ClassVar[tuple[ParameterSpec, ...]] = ()
 
-    def __getitem__(self, name):
-        if name not in self.__dataclass_fields__:
-            raise KeyError(name)
-        return getattr(self, name)
-
-    def __iter__(self):
-        return iter(spec.name for spec in self.specs)
-
-    def __len__(self):
-        return len(self.specs)
-
     def __repr__(self):
         values = ", ".join(f"{s.name}={format_value(getattr(self, s.name))}" for s in self.specs)
         return f"{type(self).__name__}({values})"
@@ -400,14 +389,3 @@ def check_parameters(notebook_name: str, namespace: Mapping) -> ParameterValues:
         namespace={"specs": specs, "__repr__": ParameterValues.__repr__,
                    "__module__": __name__})
     return cls(**{s.name: s.validate(namespace[s.name]) for s in specs})
-
-
-def is_default(values: Mapping, specs) -> bool:
-    """Whether every value in ``values`` equals its spec's default (compared normalised);
-    absent parameters count as default and names without a spec are ignored.
-
-    >>> spec = ParameterSpec("mu", 1.0, "float", low=0)
-    >>> is_default({"mu": 1}, [spec]), is_default({"mu": 0.5}, [spec]), is_default({}, [spec])
-    (True, False, True)
-    """
-    return all(s.validate(values[s.name]) == s.default for s in specs if s.name in values)
