@@ -6,7 +6,7 @@ Sphinx with MyST-NB renders the notebooks as stored (``nb_execution_mode = "off"
 run) with the configuration in ``docs/conf.py``. The source folder is assembled in
 ``build/site-src/`` at each build, never committed: ``docs/*.md``, the notebooks, the library's
 and the apparatus' sources (a Markdown link from a notebook to ``../whittle_lib/mdp.py``
-resolves to that file), and two generated pages:
+resolves to that file), ``REPLICATION.md`` as ``report.md``, and two generated pages:
 
 - ``status.md``: per notebook its run time (``metadata.papermill.duration``, which the runner
   keeps in the stored notebook) and the count of its rows per status, from
@@ -70,10 +70,12 @@ def run_time_table(root: Path = ROOT) -> str:
 def status_page(root: Path = ROOT) -> str:
     """The status page (MyST Markdown): run time and rows per status for each notebook."""
     statuses = [s.value for s in records.Status]
-    lines = ["# Replication status", "",
+    lines = ["# Run times and results by status", "",
              "Each notebook's last stored run (`make NN_name`) and the rows of its results file "
              "`data/results/NN_name.csv` by status, recomputed when the site is built "
-             "(`make report` writes the same counts into `REPLICATION.md` and the README).", "",
+             "(`make report` writes the same counts into the README and into `REPLICATION.md`, "
+             "which lists every deviation and claim with its diagnosis: "
+             "[the report](report.md)).", "",
              "| notebook | run time | " + " | ".join(statuses) + " |",
              "|---|---:|" + "---:|" * len(statuses)]
     for nb in _notebooks(root):
@@ -130,6 +132,8 @@ def assemble(src: Path, root: Path = ROOT) -> None:
             shutil.copytree(root / package, src / package,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (src / "status.md").write_text(status_page(root), encoding="utf-8")
+    if (root / "REPLICATION.md").exists():
+        shutil.copy2(root / "REPLICATION.md", src / "report.md")
     (src / "api.md").write_text(api_page(), encoding="utf-8")
 
 

@@ -68,7 +68,7 @@ def built(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_every_page_exists(built):
-    for page in ["index", "status", "api", *(f"notebooks/{n}" for n in NOTEBOOKS)]:
+    for page in ["index", "status", "report", "api", *(f"notebooks/{n}" for n in NOTEBOOKS)]:
         assert (built / f"{page}.html").is_file(), page
     index = (built / "index.html").read_text(encoding="utf-8")
     for name in NOTEBOOKS:
