@@ -48,7 +48,7 @@ mathjax2_config = {
 }
 myst_update_mathjax = False
 
-autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_default_options = {"members": True}
 autodoc_typehints = "description"
 
 html_theme = "alabaster"
