@@ -90,7 +90,23 @@ def _source_links(app, doctree, docname):
                                               internal=True))
 
 
+def _figure_alt_text(app, doctree, docname):
+    """An image output has no description of its own (MyST-NB writes its file name): it gets
+    the title of the section it is in, as a reader without the image would need."""
+    from docutils import nodes
+
+    for image in doctree.findall(nodes.image):
+        if image.get("alt") and not image["alt"].endswith(image.get("uri", "\0")):
+            continue
+        section = image.parent
+        while section is not None and not isinstance(section, nodes.section):
+            section = section.parent
+        title = section.next_node(nodes.title).astext() if section is not None else ""
+        image["alt"] = f"Figure of the section: {title}" if title else "Figure"
+
+
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-docstring", _summary_only)
     app.connect("doctree-resolved", _source_links)
+    app.connect("doctree-resolved", _figure_alt_text)

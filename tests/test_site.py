@@ -86,6 +86,9 @@ def test_each_notebook_shows_its_figures(built, name):
     outputs = _png_outputs(name)
     assert outputs and len(shown) >= len(outputs)
     assert {hashlib.sha256(b).hexdigest() for b in outputs} <= digests
+    # each image says what it is to a reader who cannot see it (not its file name)
+    alts = re.findall(r'<img\b[^>]*\balt="([^"]*)"', page)
+    assert len(alts) == len(sources) and not [a for a in alts if a.endswith(".png") or not a]
     # every figure saved under figures/<nb>/ is one the notebook shows
     for png in (ROOT / "figures" / name).glob("*.png"):
         assert hashlib.sha256(png.read_bytes()).hexdigest() in digests, png.name
