@@ -331,13 +331,24 @@ def read_parameter_specs(notebook_path) -> tuple[ParameterSpec, ...]:
 class ParameterValues:
     """Base of every notebook's parameters class: a frozen dataclass with one field per parameter.
 
-    ``params.seed`` is a checked, normalised value that cannot be assigned; ``params.specs``
-    are the specs it was checked against; ``params.is_default`` says whether every value is the
-    default, ``params.changed`` lists the others.
+    ``params.seed`` (or ``params["seed"]``) is a checked, normalised value that cannot be
+    assigned; ``params.specs`` are the specs it was checked against; ``params.is_default`` says
+    whether every value is the default, ``params.changed`` lists the others.
     """
 
     __slots__ = ()
     specs: ClassVar[tuple[ParameterSpec, ...]] = ()
+
+    def __getitem__(self, name):
+        if name not in self.__dataclass_fields__:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self):
+        return iter(spec.name for spec in self.specs)
+
+    def __len__(self):
+        return len(self.specs)
 
     def __repr__(self):
         values = ", ".join(f"{s.name}={format_value(getattr(self, s.name))}" for s in self.specs)

@@ -208,7 +208,8 @@ def test_check_parameters_reads_the_notebook_under_the_project_root(tmp_path, mo
                  "labels": ["a", "b"], "sizes": [5, 20], "np": object()}  # globals hold more
     params = replication.check_parameters("99_demo", namespace)
     assert isinstance(params, ParameterValues)
-    assert params.seed == 7 and params.arrival_rate == 25.0
+    assert params.seed == 7 and params["arrival_rate"] == 25.0     # read as a mapping too
+    assert list(params) == [s.name for s in parse_parameters_cell(CELL)] and len(params) == 9
     assert params.kappas == (0.5, 1.0, 2.0)
     assert list(params.asdict()) == [s.name for s in parse_parameters_cell(CELL)]  # no others
     assert not params.is_default                                       # seed 7, arrival 25
