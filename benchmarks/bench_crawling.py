@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from whittle_lib import plotting
 from whittle_lib.models import crawling, crawling_policies as policies
 
 PERIODS = 1_000
@@ -55,7 +54,8 @@ def main(quick=False):
         import matplotlib
         matplotlib.use("agg")
         import matplotlib.pyplot as plt
-        plotting.use_style()
+        from replication import figures   # the collection's figure style
+        figures.use_style()
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
         n, s = np.array(rows).T
         ax.loglog(n, s, "o-", label="Whittle index policy, 1,000 periods")

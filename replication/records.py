@@ -37,6 +37,8 @@ from whittle_lib import stats as _stats
 __all__ = [
     "confidence_interval",
     "format_estimate",
+    "decided_counts",
+    "share_reach",
     "Status",
     "Row",
     "COLUMNS",
@@ -109,6 +111,46 @@ def confidence_interval(values, *, level: float = 0.95) -> tuple[float, float]:
     :func:`format_estimate` and :meth:`Comparison.number` take."""
     ci = _stats.mean_interval(values, level=level)
     return ci.estimate, ci.half_width
+
+
+def decided_counts(trials: int) -> tuple[int, int]:
+    """What the one-run rule (:func:`whittle_lib.stats.one_run_verdict`) can decide with
+    ``trials`` single runs: ``(largest count that fails, smallest count that holds)``.
+
+    Counts strictly between the two leave the reading undetermined.
+
+    Examples
+    --------
+    >>> decided_counts(8), decided_counts(4)
+    ((1, 7), (0, 4))
+    """
+    verdicts = [_stats.one_run_verdict(k, trials) for k in range(int(trials) + 1)]
+    fails = max((k for k, v in enumerate(verdicts) if v is False), default=-1)
+    holds = min((k for k, v in enumerate(verdicts) if v is True), default=int(trials) + 1)
+    return fails, holds
+
+
+def share_reach(trials) -> str:
+    """In words, what a reading judged by the one-run rule on ``trials`` single runs can
+    detect (the "Searched" sentence of a note): for each number of runs, the counts that decide,
+    and how far from 1/2 the observed share must lie.
+
+    Examples
+    --------
+    >>> share_reach([8, 4])
+    'with 8 runs a reading is decided only at <= 1 or >= 7 runs (a share at least 0.38 from 1/2), with 4 runs only at 0 or 4 (at least 0.50 from 1/2)'
+    """
+    parts = []
+    for j, n in enumerate(sorted({int(t) for t in trials}, reverse=True)):
+        fails, holds = decided_counts(n)
+        gap = min(0.5 - fails / n, holds / n - 0.5)
+        at = f"{fails} or {holds}" if (fails, holds) == (0, n) else f"<= {fails} or >= {holds}"
+        if j == 0:
+            parts.append(f"with {n} runs a reading is decided only at {at} runs "
+                         f"(a share at least {gap:.2f} from 1/2)")
+        else:
+            parts.append(f"with {n} runs only at {at} (at least {gap:.2f} from 1/2)")
+    return ", ".join(parts)
 
 
 def format_estimate(mean: float, half_width: float, *, digits: int = 2) -> str:

@@ -125,22 +125,56 @@ def test_run_jobs_warns_once_in_the_caller_about_runs_that_stopped():
 # --- the notebook's experiments, moved here: small inputs, or the values the notebook prints ---
 
 
-def test_the_printed_sherman_morrison_factors_fail_and_the_corrected_ones_invert():
+def test_the_printed_sherman_morrison_factors_fit_the_step_1_over_n_only():
     chk = paper.sherman_morrison_check(0.5)
-    printed = list(chk.printed.values())
-    # the notebook prints 1.97e-02 (step 1/(n+1)) and 2.19e+00 (b(n), c = 0.5); the errors are
-    # far from rounding, so two significant digits are machine-independent
-    assert f"{printed[0]:.2e}" == "1.97e-02"
-    assert f"{printed[1]:.2e}" == "2.19e+00"
-    # invariant: the corrected update inverts B(n) up to rounding (49 rank-one updates of a 5x5)
-    assert chk.corrected < 1e-14 and chk.corrected_text == "below 1e-14 (rounding)"
-    assert list(chk.printed)[1] == "step b(n) of the Sec. IV example (c = 0.5)"
+    err = {r.name: r for r in chk.readings}
+    # the notebook prints 1.3e-02 (as printed) and 2.2e+00 (b(n), c = 0.5); the errors are far
+    # from rounding, so two significant digits are machine-independent
+    assert f"{err['as printed (both lines)'].error:.1e}" == "1.3e-02"
+    example = err["the Sec. IV example's step, printed factors"]
+    assert f"{example.error:.1e}" == "2.2e+00"
+    # invariant: the printed factors with the step 1/n, and the factors (n+1)/n, n with the
+    # printed step, both invert B(n) up to rounding (49 rank-one updates of a 5x5: ~1e-14)
+    for name in ("the step line off by one (B(n) the mean of n outer products)",
+                 "the factor line off by one", "the Sec. IV example's step, its exact factors"):
+        assert err[name].error < 1e-12 and err[name].error_text == "below 1e-12 (rounding)"
+    # the claim is judged under the readings that keep the printed factors: one holds
+    assert [r.inverts for r in chk.readings if r.printed_factors] == [False, True, False]
+    assert len(chk.rows()) == 5 and set(chk.rows()[0]) >= {"reading", "step", "factors"}
     with pytest.raises(ValueError, match="step_constant"):
         paper.sherman_morrison_check(1.0)
 
 
+def test_the_sherman_morrison_readings_against_a_direct_inverse():
+    # independent check of the bookkeeping: the reading "step 1/n" is the inverse of the mean
+    # of the identity and n - 1 outer products, computed by a dense solve
+    rng = np.random.default_rng(0)
+    vs = rng.normal(size=(49, 5))
+    B = (np.eye(5) + sum(np.outer(v, v) for v in vs)) / 50
+    P = np.eye(5)
+    for n, v in enumerate(vs, start=2):
+        Pv = P @ v
+        P = n / (n - 1) * (P - np.outer(Pv, Pv) / (n - 1 + v @ Pv))
+    # 49 rank-one updates of a well-conditioned 5x5: rounding only
+    np.testing.assert_allclose(P, np.linalg.inv(B), rtol=0, atol=1e-10)
+
+
 def test_the_printed_a_term_subtracts_a_row_from_a_matrix():
     assert paper.printed_a_term_shapes(3) == ((3, 3), (1, 3))
+    readings = paper.printed_a_term_readings(3)
+    assert [r.well_formed for r in readings] == [False, False, True]
+    assert readings[2].lspe          # the moved parenthesis gives LSPE(0)'s increment
+
+
+def test_record_section_iv_records_both_typos_as_claim_depends():
+    from replication.records import Comparison
+    cmp = Comparison("02_lspe_learning")
+    paper.record_section_iv(cmp, paper.sherman_morrison_check(0.5), paper.printed_a_term_readings())
+    sm = cmp.row("Sec. IV", "Sherman-Morrison update", "the printed recursion for B^-1(n) inverts B(n)")
+    a = cmp.row("Sec. IV", "A recursion", "the printed recursion for A(n) is well formed")
+    assert sm.status == a.status == "claim-depends"
+    for row in (sm, a):
+        assert "typo:" in row.note and "Searched:" in row.note
 
 
 class _Cmp:

@@ -385,9 +385,90 @@ def test_the_record_functions_fill_every_expected_row(small_learning):
     B.record_projection_order(cmp, B.projection_order(counts, sweep, MAIN))
     B.record_convergence(cmp, B.weight_convergence(learned))
     greedy = B.greedy_comparison(B.greedy_reading_rewards(MODEL), table, paper)
-    B.record_table_two(cmp, table, paper, setting, greedy, B.learned_row_readings(table, sweep, paper, MAIN))
+    ext = B.extension_sweep(B.UTILITY_LAWS[:1] + B.UTILITY_LAWS[-1:], paper, n_periods=20,
+                            replications=2, seed=3, max_workers=1)
+    B.record_table_two(cmp, table, paper, setting, greedy, B.learned_row_readings(table, sweep, paper, MAIN),
+                       sweep, ext)
     B.record_table_two_claims(cmp, B.table_two_claims(table, sweep, paper, MAIN))
     B.record_subsidy_at_state(cmp, B.subsidy_at_state(table, paper))
     missing = cmp.missing()
     assert missing == []
+    # every verdict against the paper says what was searched and what it could detect
+    against = [r for r in cmp.rows if r.status in ("deviates", "claim-fails", "claim-depends")]
+    assert against and all("Searched:" in r.note for r in against)
     assert sum(r.status == "new" for r in cmp.rows) == 6   # printed form (2) and subsidy at the state (4)
+
+
+# --- Table II's Deterministic row: continuations of the index and laws of U ---------------------
+
+
+def test_index_extensions_cover_both_indices_and_every_side():
+    ext = B.index_extensions()
+    assert len(ext) == 55 and len(set(ext)) == 55
+    assert B.IndexExtension("exact index", "its formula", "x") not in ext   # = its formula there
+    with pytest.raises(ValueError, match="below"):
+        B.IndexExtension("exact index", "clip", "x")
+
+
+def test_extended_index_rule_against_the_library_forms():
+    # inside [u, u*) every continuation is the index itself; outside, each rule as documented
+    ext = B.index_extensions()
+    rule = B.ExtendedIndexRule(MODEL, ext)
+    u, us = MODEL.u, MODEL.u_star
+    for x, side in ((0.5 * (u + us), None), (0.5 * u, "below"), (1.5 * us, "above")):
+        got = rule(np.broadcast_to(x, (len(ext), 4)), None, 0)
+        for k, e in enumerate(ext):
+            base = (C.whittle_index(x, u, MODEL.alpha) if e.form == "exact index"
+                    else B.index_2018(x, u, MODEL.alpha))
+            mode = None if side is None else (e.below if side == "below" else e.above)
+            want = {None: base, "its formula": base, "x": x, "u*": us, "0": 0.0, "+inf": np.inf,
+                    "-inf": -np.inf,
+                    "its value at u": (C.whittle_index(u, u, MODEL.alpha) if e.form == "exact index"
+                                       else B.index_2018(u, u, MODEL.alpha))}[mode]
+            # the printed form through a table of powers: the same bits as index_2018
+            np.testing.assert_array_equal(got[k], np.broadcast_to(want, (4,)))
+
+
+def test_extension_rewards_are_simulate_for_the_formula_continuations():
+    # the exact index and the printed form continued by their formulas are WhittleRule and
+    # PrintedIndexRule: with the same seed, the same draws and the same rewards
+    law = B.UTILITY_LAWS[0]
+    ext = (B.IndexExtension("exact index", "its formula", "its formula"),
+           B.IndexExtension("printed 2018 form", "its formula", "its formula"),
+           B.IndexExtension("exact index", "+inf", "+inf"))
+    got = B.extension_rewards(law, ext, n_periods=200, replications=3, rng=7)
+    assert got.shape == (2, 3, 3)
+    for k, rule in enumerate((P.WhittleRule(MODEL), B.PrintedIndexRule(MODEL))):
+        for c, M in enumerate((1, 2)):
+            want = P.simulate(MODEL, rule, M, 200, stochastic=True, replications=3, rng=7).average_reward
+            # sums of the same rewards in another order: rounding only
+            np.testing.assert_allclose(got[c, k], want, rtol=1e-13)
+    # always crawling a restarted source below u wastes crawls: it earns less
+    assert np.all(got[:, 2].mean(-1) < got[:, 0].mean(-1))
+
+
+def test_utility_laws_read_table_one():
+    rate = [law for law in B.UTILITY_LAWS if law.theta == "rate"][0].model()
+    np.testing.assert_allclose(rate.xi_mean, 1 / np.array(B.TABLE_ONE_THETA))
+    assert B.UTILITY_LAWS[0].model().u == pytest.approx(MODEL.u)
+    with pytest.raises(ValueError, match="theta"):
+        B.UtilityLaw("bad", 250.0, theta="median")
+    # the deterministic model: no randomness, one run equals any other
+    det = B.extension_rewards(B.UTILITY_LAWS[-1], B.index_extensions()[:2], n_periods=50,
+                              replications=2, rng=1)
+    np.testing.assert_array_equal(det[..., 0], det[..., 1])
+
+
+def test_extension_sweep_finds_a_pair_when_the_paper_prints_ours():
+    # a paper that printed our own pair is found (the search can detect a match)
+    law = B.UTILITY_LAWS[-1:]          # the deterministic model: exact, cheap
+    paper = _paper()
+    ext = B.extension_sweep(law, paper, n_periods=300, replications=1, seed=0, max_workers=1)
+    assert not ext.within.any()        # 259.61, 328.44 are not the deterministic model's
+    m = ext.mean[0, :, 0]
+    fake = B.TableTwoPaper(paper.text, dict(paper.value) | {("Deterministic", 1): m[0],
+                                                            ("Deterministic", 2): m[1]},
+                           paper.tolerance, paper.best_tolerance)
+    again = B.extension_sweep(law, fake, n_periods=300, replications=1, seed=0, max_workers=1)
+    assert again.within[0, 0] and "Searched:" in again.evidence()
+    assert len(again.law_rows()) == 1 and len(again.extension_rows()) == 10

@@ -1,4 +1,5 @@
-"""The README's "Use it on your own arms" example runs and prints what the README says."""
+"""The README's "Use the library on your own arms" example runs, outside the repository, and
+prints what the README says."""
 
 import re
 import subprocess
@@ -8,12 +9,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_example_prints_what_the_readme_shows():
+def test_readme_example_prints_what_the_readme_shows(tmp_path):
     text = (ROOT / "README.md").read_text()
-    section = text.split("## Use it on your own arms", 1)[1].split("\n## ", 1)[0]
+    section = text.split("## Use the library on your own arms", 1)[1].split("\n## ", 1)[0]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, timeout=300)
+                         cwd=tmp_path, timeout=300)   # not the clone: the installed package
     assert out.returncode == 0, out.stderr
     assert out.stdout == shown

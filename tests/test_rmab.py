@@ -141,7 +141,7 @@ def test_relaxation_bound_equals_the_linear_program(seed):
     arm_list = [_random_arm(3, 10 * seed + i) for i in range(4)]
     for M in range(5):
         # HiGHS solves to 1e-9 relative; the dual's kinks are exact
-        assert rmab.relaxation_bound(arm_list, M).bound == pytest.approx(
+        assert rmab.relaxation_bound(arm_list, M, activation="exactly").bound == pytest.approx(
             _relaxation_lp(arm_list, M), abs=1e-7)
 
 

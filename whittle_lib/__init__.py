@@ -1,15 +1,27 @@
-"""Whittle index policies: the models and algorithms of five papers.
+"""Whittle index policies: restless arms, their indices, index policies and their bounds.
+
+The core a user applies to their own arms is re-exported here (each loads on first use)::
+
+    import whittle_lib as wl
+    arm = wl.wear_repair_arm(5, wear=0.3, repair_cost=0.5)      # or wl.RestlessArm(P0, P1, R0, R1)
+    wl.whittle_indices(arm, discount=1.0).indices
+    wl.relaxation_bound([arm] * 10, M=3).bound
 
 The package is organised as one module per concern:
 
-``arms``, ``indices``
-    finite restless arms (and converters to the peers' layouts), their Whittle and Gittins
-    indices.
+``arms``, ``builders``
+    finite restless arms (and converters to the peers' layouts); builders of common arms
+    (wear/repair machines, birth-death chains, random arms).
+``indices``
+    Whittle and Gittins indices, with an exact indexability test.
 ``mdp``
     finite MDPs on sparse matrices: value, relative value and policy iteration, backward
     induction, stationary distributions.
 ``rmab``
-    N arms with a budget: top-M, index rules, a simulator, Whittle's relaxation bound.
+    N arms with a budget: top-M, index rules, a simulator, exact periodic averages.
+``bounds``
+    Whittle's relaxation bounds (at most / exactly M active, average or discounted), by the
+    dual over the indices or the linear program over occupation measures.
 ``models``
     one module per paper's system, on the core: ``crawling`` (ephemeral content, its closed-form
     Whittle index, Avrachenkov & Borkar) with ``crawling_policies`` (its priority rules on the
@@ -22,18 +34,36 @@ The package is organised as one module per concern:
     named random streams, independent replications and sweeps over any executor, confidence
     intervals.
 
-Submodules load on first use (``wl.models.robots.<name>`` works without an import), so
-``import whittle_lib`` itself loads no SciPy solver and no matplotlib. Their public names
-are listed in each module's ``__all__``.
+Submodules and the names below load on first use (``wl.models.robots.<name>`` works without an
+import), so ``import whittle_lib`` itself loads no SciPy solver and no matplotlib. Each module
+lists its public names in its ``__all__``.
 """
 
 from ._lazy import lazy_submodules
 
-_SUBMODULES = ("arms", "indices", "learning", "mdp", "models", "rmab", "stats")
+_SUBMODULES = ("arms", "bounds", "builders", "indices", "learning", "mdp", "models", "rmab",
+               "stats")
 
-__all__ = list(_SUBMODULES)
+#: The core names, re-exported from the module that defines them.
+_EXPORTS = {
+    **dict.fromkeys(["RestlessArm", "from_markovianbandit", "to_markovianbandit",
+                     "from_mdptoolbox", "to_mdptoolbox", "from_quantecon", "to_quantecon"],
+                    "arms"),
+    **dict.fromkeys(["wear_repair_arm", "birth_death_arm", "random_arm"], "builders"),
+    **dict.fromkeys(["IndexStatus", "WhittleIndexResult", "whittle_indices", "is_indexable",
+                     "gittins_indices"], "indices"),
+    **dict.fromkeys(["RelaxationBound", "relaxation_bound"], "bounds"),
+    **dict.fromkeys(["FiniteArms", "IndexRule", "RmabSimulation", "simulate", "top_m"],
+                    "rmab"),
+    **dict.fromkeys(["FiniteMDP", "policy_iteration", "value_iteration",
+                     "relative_value_iteration", "evaluate_policy", "stationary_distribution"],
+                    "mdp"),
+    **dict.fromkeys(["ConfidenceInterval", "mean_interval", "replicate", "sweep"], "stats"),
+}
+
+__all__ = [*_SUBMODULES, *_EXPORTS]
 __version__ = "0.1.0"
 
 
-# PEP 562: ``wl.mdp`` imports SciPy only when it is first used.
-__getattr__, __dir__ = lazy_submodules(__name__, _SUBMODULES, globals)
+# PEP 562: ``wl.mdp`` and ``wl.policy_iteration`` import SciPy only when first used.
+__getattr__, __dir__ = lazy_submodules(__name__, _SUBMODULES, globals, _EXPORTS)

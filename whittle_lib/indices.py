@@ -1,6 +1,6 @@
 r"""Whittle indices of a finite restless arm, with an exact indexability test.
 
-Conventions (``DESIGN.md``): rewards are maximised and the subsidy ``lam`` is paid for the
+Conventions (as ``arms``): rewards are maximised and the subsidy ``lam`` is paid for the
 *passive* action, so with subsidy ``lam`` the arm pays ``R0[x] + lam`` when passive and
 ``R1[x]`` when active. The passive set :math:`\Pi(\lambda)` is the set of states where the
 passive action is optimal (ties included). The arm is *indexable* when :math:`\Pi(\lambda)`
@@ -150,6 +150,10 @@ class WhittleIndexResult:
 
 
 def _check_discount(discount) -> float:
+    if isinstance(discount, (bool, np.bool_)) or not isinstance(
+            discount, (int, float, np.integer, np.floating)):
+        raise TypeError("discount must be a number in (0, 1), or 1.0 for the average-reward "
+                        f"criterion, got {discount!r}")
     discount = float(discount)
     if not (0.0 < discount < 1.0 or discount == 1.0):
         raise ValueError("discount must lie in (0, 1), or be 1.0 for the average-reward "

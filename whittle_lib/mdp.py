@@ -12,9 +12,10 @@ value_iteration
 modified_policy_iteration
     discounted criterion, a few evaluation sweeps per improvement (Puterman 1994, Sec. 6.5).
 relative_value_iteration
-    average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4,
-    from one reference state or a batch of them at once, with a pluggable stopping rule (their
-    pointwise relative rule, the span rule, a norm rule, or the caller's own).
+    average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4
+    (or Bertsekas' form, the damping on the expectation only), from one reference state or a
+    batch of them at once, with a pluggable stopping rule (their pointwise relative rule, the
+    span rule, a norm rule, or the caller's own).
 policy_iteration
     discounted (Howard) and average reward; the average-reward version is Puterman's
     *multichain* policy iteration (Puterman 1994, Sec. 9.2), which is exact on communicating
@@ -31,6 +32,8 @@ operator_policy_iteration
 
 References
 ----------
+.. [B87] D. P. Bertsekas, *Dynamic Programming: Deterministic and Stochastic Models*,
+   Prentice-Hall, 1987: the text [TLNC99]_ cites for its Proposition 4 (p. 313).
 .. [P94] M. L. Puterman, *Markov Decision Processes*, Wiley, 1994.
 .. [TLNC99] J. Talim, Z. Liu, P. Nain, E. G. Coffman Jr., "Controlling robots of web search
    engines", draft of May 20, 1999 (SIGMETRICS PER 2001).
@@ -48,6 +51,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.sparse import linalg as sparse_linalg
+
+from .arms import _numeric, _row_sum_tol
 
 __all__ = [
     "FiniteMDP",
@@ -109,7 +114,14 @@ class FiniteMDP:
     _stacked: sparse.csr_array = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        mats = tuple(sparse.csr_array(P, dtype=float) for P in self.transitions)
+        try:
+            given = tuple(self.transitions)
+        except TypeError:
+            raise TypeError("transitions must be a sequence of matrices, one per action, got "
+                            f"{type(self.transitions).__name__}") from None
+        dtypes = [P.dtype if sparse.issparse(P) else _numeric(f"transitions[{a}]", P).dtype
+                  for a, P in enumerate(given)]
+        mats = tuple(sparse.csr_array(P, dtype=float) for P in given)
         if not mats:
             raise ValueError("transitions must hold at least one action, got none")
         n = mats[0].shape[0]
@@ -118,7 +130,7 @@ class FiniteMDP:
                 raise ValueError(f"transitions[{a}] must have shape ({n}, {n}), got {P.shape}")
             if not np.all(np.isfinite(P.data)) or np.any(P.data < 0):
                 raise ValueError(f"transitions[{a}] must hold finite non-negative probabilities")
-        rewards = np.array(self.rewards, dtype=float)
+        rewards = np.array(_numeric("rewards", self.rewards), dtype=float)
         if rewards.shape != (len(mats), n):
             raise ValueError(f"rewards must have shape ({len(mats)}, {n}), got {rewards.shape}")
         if not np.all(np.isfinite(rewards)):
@@ -133,12 +145,22 @@ class FiniteMDP:
             x = int(np.flatnonzero(~allowed.any(axis=0))[0])
             raise ValueError(f"allowed must permit at least one action in every state; "
                              f"state {x} has none")
+        renormalised = []
         for a, P in enumerate(mats):
             sums = np.asarray(P.sum(axis=1)).ravel()
-            bad = allowed[a] & (np.abs(sums - 1.0) > ROW_SUM_TOL)
+            tol = _row_sum_tol(dtypes[a], n)           # follows a float32 input's precision
+            bad = allowed[a] & (np.abs(sums - 1.0) > tol)
             if bad.any():
                 x = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"transitions[{a}] row {x} must sum to 1, got {sums[x]!r}")
+                raise ValueError(f"transitions[{a}] row {x} must sum to 1, got "
+                                 f"{float(sums[x])!r} (tolerance {tol:.3g}); if the rows are "
+                                 "right up to rounding, renormalise them: P / P.sum(axis=1, "
+                                 "keepdims=True)")
+            if tol > ROW_SUM_TOL:
+                scale = np.where(allowed[a] & (sums > 0), 1.0 / np.where(sums > 0, sums, 1), 1.0)
+                P = sparse.csr_array(sparse.diags_array(scale) @ P)
+            renormalised.append(P)
+        mats = tuple(renormalised)
         rewards.setflags(write=False)
         allowed.setflags(write=False)
         object.__setattr__(self, "transitions", mats)
@@ -288,6 +310,9 @@ def _check_policy(mdp: FiniteMDP, policy) -> np.ndarray:
 
 
 def _check_discount(discount: float) -> float:
+    if isinstance(discount, bool) or not isinstance(discount, (int, float, np.integer,
+                                                               np.floating)):
+        raise TypeError(f"discount must be a number in (0, 1), got {discount!r}")
     if not 0.0 < discount < 1.0:
         raise ValueError(f"discount must lie in (0, 1), got {discount}")
     return float(discount)
@@ -321,8 +346,48 @@ def _check_start(name: str, value, n: int) -> np.ndarray:
     return array
 
 
+def _check_mdp(mdp) -> FiniteMDP:
+    if not isinstance(mdp, FiniteMDP):
+        raise TypeError(f"mdp must be a FiniteMDP, got {type(mdp).__name__}")
+    return mdp
+
+
+def _check_stochastic(name: str, P) -> sparse.csr_array:
+    """``P`` as a CSR float64 stochastic matrix, or a ValueError naming it: square, not empty,
+    finite, non-negative, rows summing to one (tolerance :func:`arms._row_sum_tol`, which
+    follows the input's precision)."""
+    if sparse.issparse(P):
+        dtype = P.dtype
+        if dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold numbers, got dtype {dtype}")
+        P = sparse.csr_array(P, dtype=float)
+    else:
+        raw = _numeric(name, P)
+        dtype = raw.dtype
+        if raw.ndim != 2:
+            raise ValueError(f"{name} must be a square matrix, got shape {raw.shape}")
+        P = sparse.csr_array(raw.astype(float))
+    if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {P.shape}")
+    if not np.all(np.isfinite(P.data)) or np.any(P.data < 0):
+        raise ValueError(f"{name} must hold finite non-negative probabilities, got "
+                         f"{float(P.data[~(np.isfinite(P.data) & (P.data >= 0))][0])!r}")
+    tol = _row_sum_tol(dtype, P.shape[1])
+    sums = np.asarray(P.sum(axis=1)).ravel()
+    bad = np.abs(sums - 1.0) > tol
+    if bad.any():
+        x = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} row {x} must sum to 1, got {float(sums[x])!r} (tolerance "
+                         f"{tol:.3g}); if the rows are right up to rounding, renormalise them: "
+                         f"{name} / {name}.sum(axis=1, keepdims=True)")
+    if tol > ROW_SUM_TOL:
+        P = sparse.csr_array(sparse.diags_array(1.0 / sums) @ P)
+    return P
+
+
 def policy_transition_matrix(mdp: FiniteMDP, policy) -> sparse.csr_array:
     """The transition matrix ``P_pi`` of a stationary deterministic policy (sparse, CSR)."""
+    _check_mdp(mdp)
     return _policy_matrix(mdp, _check_policy(mdp, policy))
 
 
@@ -549,6 +614,7 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
     DiscountedSolution
         ``residual`` is the last span (or sup norm) of ``v_{k+1} - v_k``.
     """
+    _check_mdp(mdp)
     discount = _check_discount(discount)
     epsilon = _check_positive("epsilon", epsilon)
     max_iter = _check_count("max_iter", max_iter)
@@ -612,6 +678,7 @@ def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 
     DiscountedSolution
         ``iterations`` counts improvements, ``inner_iterations`` the evaluation sweeps.
     """
+    _check_mdp(mdp)
     discount = _check_discount(discount)
     epsilon = _check_positive("epsilon", epsilon)
     max_iter = _check_count("max_iter", max_iter)
@@ -718,6 +785,10 @@ def recurrent_classes(P) -> list[np.ndarray]:
     list of ndarray
         The states of each recurrent class, sorted; classes ordered by their smallest state.
     """
+    return _recurrent_classes(_check_stochastic("P", P))
+
+
+def _recurrent_classes(P: sparse.csr_array) -> list[np.ndarray]:
     P = sparse.csr_array(P)
     P.eliminate_zeros()
     n_components, labels = csgraph.connected_components(P, directed=True, connection="strong")
@@ -752,6 +823,7 @@ def communicating_classes(model: FiniteMDP) -> list[np.ndarray]:
     >>> [c.tolist() for c in communicating_classes(m)]    # 1 is reachable from 0, not back
     [[0], [1]]
     """
+    _check_mdp(model)
     n = model.n_states
     union = sparse.csr_array((n, n))
     for a, P in enumerate(model.transitions):
@@ -764,6 +836,7 @@ def communicating_classes(model: FiniteMDP) -> list[np.ndarray]:
 def is_communicating(model: FiniteMDP) -> bool:
     """Whether every state is accessible from every other under some stationary policy
     (one class of :func:`communicating_classes`)."""
+    _check_mdp(model)
     return len(communicating_classes(model)) == 1
 
 
@@ -797,6 +870,7 @@ def evaluate_policy(mdp: FiniteMDP, policy) -> PolicyEvaluation:
     -------
     PolicyEvaluation
     """
+    _check_mdp(mdp)
     policy = _check_policy(mdp, policy)
     P = policy_transition_matrix(mdp, policy)
     r = mdp.rewards[policy, np.arange(mdp.n_states)]
@@ -805,7 +879,7 @@ def evaluate_policy(mdp: FiniteMDP, policy) -> PolicyEvaluation:
 
 def _evaluate_chain(P: sparse.csr_array, r: np.ndarray) -> PolicyEvaluation:
     n = P.shape[0]
-    classes = recurrent_classes(P)
+    classes = _recurrent_classes(P)
     gain = np.empty(n)
     bias = np.empty(n)
     recurrent = np.zeros(n, dtype=bool)
@@ -845,10 +919,8 @@ def stationary_distributions(P) -> np.ndarray:
     array([[1., 0., 0.],
            [0., 0., 1.]])
     """
-    P = sparse.csr_array(P, dtype=float)
-    if P.ndim != 2 or P.shape[0] != P.shape[1]:
-        raise ValueError(f"P must be a square matrix, got shape {P.shape}")
-    classes = recurrent_classes(P)
+    P = _check_stochastic("P", P)
+    classes = _recurrent_classes(P)
     out = np.zeros((len(classes), P.shape[0]))
     for k, c in enumerate(classes):
         out[k, c] = _class_weights(sparse.csr_array(P[c][:, c]))
@@ -888,8 +960,8 @@ def stationary_distribution(P) -> np.ndarray:
         If the chain has more than one recurrent class (the stationary distribution then
         depends on the initial state).
     """
-    P = sparse.csr_array(P, dtype=float)
-    classes = recurrent_classes(P)
+    P = _check_stochastic("P", P)
+    classes = _recurrent_classes(P)
     if len(classes) != 1:
         raise ValueError(f"P must be unichain, got {len(classes)} recurrent classes")
     c = classes[0]
@@ -951,6 +1023,7 @@ def backward_induction(mdp: FiniteMDP, *, horizon: int, discount: float = 1.0,
     >>> backward_induction(m, horizon=3).values[0].tolist()
     [2.0, 0.0]
     """
+    _check_mdp(mdp)
     horizon = _check_count("horizon", horizon)
     if not 0.0 < discount <= 1.0:
         raise ValueError(f"discount must lie in (0, 1], got {discount}")
@@ -1052,6 +1125,7 @@ def relative_value_iteration(
     stopping: str | Callable = "relative",
     max_iter: int = 1_000_000,
     h0=None,
+    damping: str = "update",
 ):
     """Relative value iteration with damping, as in Proposition 4 of [TLNC99]_.
 
@@ -1062,7 +1136,16 @@ def relative_value_iteration(
 
     (the paper minimises costs; here rewards are maximised, ``r = -c``). The damping ``tau``
     is the aperiodicity transformation ([P94]_, Sec. 8.5.4): it leaves the bias and the
-    optimal policy unchanged and makes every chain aperiodic.
+    optimal policy unchanged and makes every chain aperiodic. With ``damping="expectation"``
+    the damping multiplies the expectation only, not the reward (the form of Bertsekas' texts,
+    e.g. [B87]_; the page was not checked here):
+
+    .. math:: h_{k+1}(x) = (1-\\tau) h_k(x) + T_\\tau h_k(x) - T_\\tau h_k(\\hat x),
+              \\quad T_\\tau h(x) = \\max_a \\{ r(x, a) + \\tau \\sum_y p_{xy}(a) h(y) \\},
+
+    relative value iteration on the model with rewards ``r`` and transitions
+    ``(1 - tau) I + tau P``, whose gain is the original gain and whose bias is the original
+    bias divided by ``tau``.
 
     Parameters
     ----------
@@ -1089,14 +1172,23 @@ def relative_value_iteration(
     max_iter : int
     h0 : array_like, shape (n,) or (n, m), optional
         Initial relative values (zero by default); ``h0[x_hat]`` is set to zero.
+    damping : {"update", "expectation"}
+        Where ``tau`` acts: on the whole update (the iteration printed in [TLNC99]_) or on the
+        expectation only (the form of [B87]_). The stopping rule sees, as ``Th``, the Bellman
+        operator of the transformed model, ``(1 - tau) h + T_tau h``, for ``"expectation"``.
 
     Returns
     -------
     AverageSolution or RelativeValueBatch
-        ``gain`` is ``T h(x_hat)`` at the last iterate. (The paper writes
-        ``theta = tau T(h)(x_hat)``; at the fixed point ``h(x_hat) = 0`` and the gain is
-        ``T h(x_hat)`` itself, ``tau T h(x_hat)`` being the gain of the damped chain. With
-        ``tau = 0.99999`` the two differ in the fifth significant digit at most.)
+        ``gain`` is ``T h(x_hat)`` at the last iterate (``T_tau h(x_hat)`` with
+        ``damping="expectation"``): at a fixed point, the optimal gain in both forms. ``bias``
+        is the last iterate ``h``; with ``damping="expectation"`` the original model's bias
+        is ``tau * bias``. (The paper writes ``theta = tau T(h)(x_hat)``. With the printed
+        iteration ``tau T h(x_hat)`` is the gain of the damped chain, ``tau`` times the optimal
+        gain. With ``damping="expectation"``, ``tau T h(x_hat) = T_tau h(x_hat) - (1 - tau)
+        r(x_hat)`` when the reward at ``x_hat`` does not depend on the action, so the printed
+        formula is exact when that reward is zero. With ``tau = 0.99999`` the forms differ in
+        the fifth significant digit at most.)
 
     Warns
     -----
@@ -1117,6 +1209,7 @@ def relative_value_iteration(
     >>> batch.gain.tolist(), batch.bias.tolist()
     ([0.5, 0.5], [[0.0, 1.0], [-1.0, 0.0]])
     """
+    _check_mdp(mdp)
     if not 0.0 < tau <= 1.0:
         raise ValueError(f"tau must lie in (0, 1], got {tau}")
     n = mdp.n_states
@@ -1135,8 +1228,11 @@ def relative_value_iteration(
     else:
         raise ValueError(f"stopping must be 'relative', 'span', 'norm' or a callable, "
                          f"got {stopping!r}")
+    if damping not in ("update", "expectation"):
+        raise ValueError(f"damping must be 'update' or 'expectation', got {damping!r}")
     tol = _check_positive("tol", tol)
     max_iter = _check_count("max_iter", max_iter)
+    scale = tau if damping == "expectation" else None
     m = refs.size
     if h0 is None:
         H = np.zeros((n, m))
@@ -1149,15 +1245,17 @@ def relative_value_iteration(
                              f"shape {np.shape(h0)}")
         H = np.repeat(start, m, axis=1) if start.shape[1] != m else start.copy()
     H[refs, np.arange(m)] = 0.0
-    H, iterations, statistic = _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter)
+    H, iterations, statistic = _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter, scale)
     converged = statistic < tol
     if not converged.all():
         warnings.warn(f"relative_value_iteration did not meet its stopping rule in {max_iter} "
                       f"iterations (statistic {float(statistic.max()):.3g})", RuntimeWarning,
                       stacklevel=2)
+    # the original model's bias: h itself, or tau h for damping="expectation"
+    original = 1.0 if scale is None else scale
     if single:
         h = H[:, 0]
-        q = mdp.q_values(h)
+        q = mdp.q_values(h) if scale is None else mdp.q_values(h, scale)
         return AverageSolution(
             gain=float(q.max(axis=0)[refs[0]]),
             gain_by_state=np.full(n, float(q.max(axis=0)[refs[0]])),
@@ -1166,29 +1264,33 @@ def relative_value_iteration(
             iterations=int(iterations[0]),
             residual=float(statistic[0]),
             converged=bool(converged[0]),
-            gain_bounds=_gain_bounds(mdp, h),
+            gain_bounds=_gain_bounds(mdp, h if scale is None else original * h),
             method="relative value iteration",
         )
-    q = _q_batch(mdp, H)
+    q = _q_batch(mdp, H, scale)
     Th = q.max(axis=0)
-    diff = Th - H
+    diff = Th - original * H
     return RelativeValueBatch(
         reference_states=refs, gain=Th[refs, np.arange(m)], bias=H, policy=q.argmax(axis=0),
         iterations=iterations, residual=statistic, converged=converged,
         gain_bounds=np.stack([diff.min(axis=0), diff.max(axis=0)], axis=1))
 
 
-def _q_batch(mdp: FiniteMDP, H: np.ndarray) -> np.ndarray:
-    """``q[a, x, j] = r[a, x] + (P[a] H[:, j])[x]`` (``-inf`` where not allowed). One column is
-    a sparse matrix-vector product, the same arithmetic as :meth:`FiniteMDP.q_values`."""
+def _q_batch(mdp: FiniteMDP, H: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """``q[a, x, j] = r[a, x] + scale (P[a] H[:, j])[x]`` (``-inf`` where not allowed; no
+    ``scale``: 1). One column is a sparse matrix-vector product, the same arithmetic as
+    :meth:`FiniteMDP.q_values`."""
     A, n, m = mdp.n_actions, mdp.n_states, H.shape[1]
     product = mdp._stacked @ H[:, 0] if m == 1 else mdp._stacked @ H
+    if scale is not None:
+        product = scale * product
     return mdp._masked_rewards[:, :, None] + product.reshape(A, n, m)
 
 
-def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter):
+def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter, scale=None):
     """The iteration of :func:`relative_value_iteration` on the columns of ``H``; a column
-    freezes when its statistic falls below ``tol``."""
+    freezes when its statistic falls below ``tol``. ``scale`` (``tau``, or ``None``) selects
+    ``damping="expectation"``."""
     m = refs.size
     iterations = np.full(m, max_iter, dtype=np.int64)
     statistic = np.full(m, np.inf)
@@ -1196,8 +1298,13 @@ def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter):
     for k in range(1, max_iter + 1):
         Hs = H[:, active] if active.size < m else H
         ref = refs[active]
-        Th = _q_batch(mdp, Hs).max(axis=0)
-        Hn = (1 - tau) * Hs + tau * (Th - Th[ref, np.arange(active.size)])
+        if scale is None:
+            Th = _q_batch(mdp, Hs).max(axis=0)
+            Hn = (1 - tau) * Hs + tau * (Th - Th[ref, np.arange(active.size)])
+        else:
+            Tt = _q_batch(mdp, Hs, scale).max(axis=0)
+            Hn = (1 - tau) * Hs + (Tt - Tt[ref, np.arange(active.size)])
+            Th = (1 - tau) * Hs + Tt   # the transformed model's Bellman operator
         stat = np.asarray(rule(Hn, Hs, Th, ref), dtype=float).reshape(active.size)
         H[:, active] = Hn
         statistic[active] = stat
@@ -1223,7 +1330,7 @@ def _unichain_evaluation(P: sparse.csr_array, r: np.ndarray, reference: int, x0:
     rank-one term moves the zero eigenvalue of ``I - P`` to 1, so a Krylov solver converges at
     the rate at which the chain mixes.
     """
-    classes = recurrent_classes(P)
+    classes = _recurrent_classes(P)
     if len(classes) != 1:
         return None
     c = classes[0]
@@ -1370,6 +1477,7 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
     >>> policy_iteration(m, discount=0.5, evaluation="iterative").value.round(12).tolist()
     [1.0, 2.0]
     """
+    _check_mdp(mdp)
     max_iter = _check_count("max_iter", max_iter)
     method = _resolve_evaluation(mdp, evaluation)
     tol = _check_positive("tol", tol)

@@ -4,7 +4,10 @@ relaxation bound.
 This is the core a reader uses on their own arms. It knows no paper: it takes finite
 :class:`~whittle_lib.arms.RestlessArm` objects (or any dynamics with the same two methods, see
 :class:`Dynamics`) and a priority rule, and activates each period the ``M`` arms of highest
-priority.
+priority. :func:`simulate` runs them (a list of arms and a list of index results will do),
+with a warm-up, a discounted mode and a confidence interval over replications;
+:func:`simulate_counts` runs many copies of one arm as the number of arms in each state, at a
+cost that does not grow with their number.
 
 Reward maximisation throughout; the subsidy ``lam`` of the relaxation is paid for the passive
 action (Whittle 1988).
@@ -17,14 +20,14 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from . import mdp
 from .arms import RestlessArm
-from .indices import whittle_indices
+from .indices import WhittleIndexResult
+from .stats import ConfidenceInterval, mean_interval
 
 __all__ = [
     "PeriodicOrbit",
@@ -36,6 +39,7 @@ __all__ = [
     "IndexRule",
     "RmabSimulation",
     "simulate",
+    "simulate_counts",
     "RelaxationBound",
     "relaxation_bound",
 ]
@@ -76,20 +80,88 @@ def top_m(priority, M: int, *, ties: str = "lowest", threshold: float | None = N
     if isinstance(M, bool) or int(M) != M or not 0 <= M <= n:
         raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
     M = int(M)
-    if np.isnan(priority).any():
-        raise ValueError("priority contains nan")
+    _check_no_nan(priority)
     if threshold is not None and np.isnan(threshold):
         raise ValueError("threshold is nan")
+    return _select(priority, M, ties, threshold, rng)
+
+
+def _select(priority: np.ndarray, M: int, ties: str, threshold, rng) -> np.ndarray:
+    """:func:`top_m` on checked arguments."""
     if ties == "lowest":
-        # a stable sort of -priority lists the arms by decreasing priority, ties by number
-        order = np.argsort(-priority, axis=-1, kind="stable")
-        rank = np.argsort(order, axis=-1, kind="stable")
-        chosen = rank < M
+        chosen = _top_m_lowest(priority, M)
     else:
         chosen = _top_m_random(priority, M, np.random.default_rng(rng))
     if threshold is not None:
         chosen &= priority > threshold
     return chosen
+
+
+def _check_no_nan(priority: np.ndarray) -> None:
+    if np.isnan(priority).any():
+        where = np.argwhere(np.isnan(priority))[0]
+        arm = int(where[-1])
+        row = "" if priority.ndim == 1 else f" (row {tuple(int(i) for i in where[:-1])})"
+        raise ValueError(f"priority contains nan: arm {arm}{row}")
+
+
+def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
+    """The ``M`` largest of each row, ties at the cut to the lowest numbers, in linear time.
+
+    The same set as ranking by a stable sort of ``-priority`` and keeping ranks below ``M``
+    (the set is unique: every arm above the ``M``-th largest value, then the tied arms of
+    lowest number), found by one ``numpy.partition`` (introselect) instead of two sorts.
+    """
+    n = priority.shape[-1]
+    if M == 0 or M == n:
+        return np.full(priority.shape, M == n)
+    if n < _SORT_BELOW:                          # short rows: two sorts cost less than a call
+        order = np.argsort(-priority, axis=-1, kind="stable")
+        return np.argsort(order, axis=-1, kind="stable") < M
+    cut = _cut(priority, M)                      # the M-th largest value of each row
+    chosen = priority >= cut
+    count = np.count_nonzero(chosen, axis=-1)
+    if np.all(count == M):                       # no tie straddles the cut
+        return chosen
+    # drop the surplus tied arms, those of highest number: keep the first `need` ties
+    tied = priority == cut
+    need = M - np.count_nonzero(priority > cut, axis=-1)
+    surplus = tied & (np.cumsum(tied, axis=-1) > np.expand_dims(need, -1))
+    chosen &= ~surplus
+    return chosen
+
+
+_SORT_BELOW = 256   # rows shorter than this are ranked by sorting (same set, less overhead)
+_SAMPLE = 4096      # priorities sampled to guess a lower bound of the cut on a long row
+
+
+def _cut(priority: np.ndarray, M: int) -> np.ndarray:
+    """The ``M``-th largest value of each row (``0 < M < n``), shape ``(..., 1)``.
+
+    A long row with a small ``M`` first keeps the candidates at or above a guess (a quantile of
+    an evenly strided sample of about ``_SAMPLE`` entries, set a little below the cut): when at
+    least ``M`` remain, the ``M``-th largest of the candidates is that of the row, exactly;
+    otherwise the whole row is partitioned. Either way the value is the same.
+    """
+    n = priority.shape[-1]
+    if n < 16 * _SAMPLE or 8 * M > n:
+        return np.partition(priority, n - M, axis=-1)[..., n - M:n - M + 1]
+    flat = priority.reshape(-1, n)
+    cuts = np.empty(flat.shape[0])
+    for r, row in enumerate(flat):
+        sample = row[::n // _SAMPLE]
+        m = sample.size
+        k = min(m, 2 * M * m // n + 32)         # twice the expected count above the cut
+        low = np.partition(sample, m - k)[m - k]
+        # a guess of -inf keeps only the finite entries (the M-th largest is one of them when
+        # there are M: rows where most entries are -inf, as WhittleRule.screened gives)
+        candidates = row[row > low] if low == -np.inf else row[row >= low]
+        c = candidates.size
+        if c < M:
+            cuts[r] = np.partition(row, n - M)[n - M]
+        else:
+            cuts[r] = np.partition(candidates, c - M)[c - M]
+    return cuts.reshape(*priority.shape[:-1], 1)
 
 
 def _top_m_random(priority: np.ndarray, M: int, rng: np.random.Generator) -> np.ndarray:
@@ -155,63 +227,173 @@ class Dynamics(Protocol):
     def observe(self, states) -> np.ndarray: ...
 
 
+def _arm_type_error(name: str, value) -> TypeError:
+    """A TypeError that says what to pass instead of ``value``."""
+    got = type(value).__name__
+    hint = ""
+    if isinstance(value, WhittleIndexResult):
+        hint = (": a WhittleIndexResult holds an arm's indices; pass the arms themselves here "
+                "and the results as the rule (IndexRule(results))")
+    return TypeError(f"{name} must be a RestlessArm, got {got}{hint}")
+
+
 @dataclass(frozen=True, eq=False)
 class FiniteArms:
     """N finite arms, possibly of different sizes, as one vectorised system.
+
+    Arms that are the same object share their tables, so ten thousand copies of a few arm
+    types cost the memory of the types (``O(n**2)`` each), not of the copies.
 
     Parameters
     ----------
     arms : sequence of RestlessArm
     x0 : array_like of int, shape (N,), optional
         Initial state of each arm, 0 by default.
+
+    Notes
+    -----
+    Next states are drawn by inversion, one uniform ``u`` per arm and period: the next state
+    is the first ``y`` with ``u < F(y)``, ``F`` the cumulative row (:func:`sample_next`), and
+    the arm's last state when rounding leaves ``F(n - 1)`` below ``u``. The search starts from
+    a guide table (the first candidate of each of ``G`` equal slices of [0, 1), ``G`` a power
+    of two, so that the slice of ``u`` is exact), which makes a step cost a few passes over
+    the N arms whatever ``n``, and gives the same state as scanning the whole row.
     """
 
     arms: tuple
     x0: np.ndarray = None  # type: ignore[assignment]
-    _cdf: np.ndarray = field(init=False, repr=False)
-    _rewards: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        arms = tuple(self.arms)
-        if not arms or not all(isinstance(a, RestlessArm) for a in arms):
-            raise ValueError("arms must be a non-empty sequence of RestlessArm")
-        sizes = np.array([a.n_states for a in arms])
-        x0 = (np.zeros(len(arms), dtype=int) if self.x0 is None
-              else np.asarray(self.x0))
-        if x0.shape != (len(arms),) or not np.issubdtype(x0.dtype, np.integer) \
-                or np.any((x0 < 0) | (x0 >= sizes)):
-            raise ValueError(f"x0 must hold one state per arm, each in 0..n_i - 1, got {x0!r}")
-        n = int(sizes.max())
-        # padded cumulative rows cdf[i, a, x, :] and rewards r[i, a, x]; padding is never
-        # reached (a state of arm i is below n_i)
-        cdf = np.ones((len(arms), 2, n, n))
-        rewards = np.zeros((len(arms), 2, n))
+        if isinstance(self.arms, RestlessArm):
+            raise TypeError("arms must be a sequence of RestlessArm (one per arm), got one "
+                            "RestlessArm: pass [arm] * N for N copies")
+        try:
+            arms = tuple(self.arms)
+        except TypeError:
+            raise TypeError("arms must be a sequence of RestlessArm, got "
+                            f"{type(self.arms).__name__}") from None
+        if not arms:
+            raise ValueError("arms must be a non-empty sequence of RestlessArm, got none")
         for i, arm in enumerate(arms):
+            if not isinstance(arm, RestlessArm):
+                raise _arm_type_error(f"arms[{i}]", arm)
+        # the distinct arm objects ("types"), and each arm's type
+        position: dict[int, int] = {}
+        types: list[RestlessArm] = []
+        kind = np.empty(len(arms), dtype=np.intp)
+        for i, arm in enumerate(arms):
+            k = position.setdefault(id(arm), len(types))
+            if k == len(types):
+                types.append(arm)
+            kind[i] = k
+        type_sizes = np.array([a.n_states for a in types])
+        sizes = type_sizes[kind]
+        if self.x0 is None:
+            x0 = np.zeros(len(arms), dtype=np.intp)
+        else:
+            x0 = np.asarray(self.x0)
+            if x0.shape != (len(arms),) or not np.issubdtype(x0.dtype, np.integer) \
+                    or np.any((x0 < 0) | (x0 >= sizes)):
+                raise ValueError("x0 must hold one integer state per arm, each in 0..n_i - 1, "
+                                 f"got {self.x0!r}")
+        n = int(type_sizes.max())
+        # G slices per row, a power of two >= 8 n: a slice then rarely holds a jump of F, and
+        # the guide's first candidate is the answer for most draws (G smaller when the guide
+        # would pass 2**22 entries; any power of two gives the same states)
+        G = 1 << max(8 * n - 1, 0).bit_length()
+        while G > 1 and len(types) * 2 * n * G > 1 << 22:
+            G //= 2
+        # cumulative rows cdf[t, a, x, y] with the last column of each row set to +inf (the
+        # last state takes whatever rounding leaves above F(n - 2)); padding is never reached
+        cdf = np.full((len(types), 2, n, n), np.inf)
+        rewards = np.zeros((len(types), 2, n))
+        guide = np.zeros((len(types), 2, n, G), dtype=np.intp)
+        edges = np.arange(G) / G                            # exact: G is a power of two
+        for t, arm in enumerate(types):
             k = arm.n_states
             for a, (P, r) in enumerate(((arm.P0, arm.R0), (arm.P1, arm.R1))):
-                cdf[i, a, :k, :k] = np.cumsum(P, axis=1)
-                rewards[i, a, :k] = r
+                cdf[t, a, :k, :k - 1] = np.cumsum(P, axis=1)[:, :k - 1]
+                rewards[t, a, :k] = r
+                for x in range(k):
+                    # guide[m] = number of y with F(y) <= m / G: no larger than the state of
+                    # any u in [m/G, (m+1)/G)
+                    guide[t, a, x] = np.searchsorted(cdf[t, a, x], edges, side="right")
+        # F at the guide's candidate: u below it means the candidate is the next state
+        guide_cdf = np.take_along_axis(cdf, guide, axis=-1)
         object.__setattr__(self, "arms", arms)
-        object.__setattr__(self, "x0", x0.astype(int))
-        object.__setattr__(self, "_cdf", cdf)
-        object.__setattr__(self, "_rewards", rewards)
+        object.__setattr__(self, "x0", x0.astype(np.intp))
+        object.__setattr__(self, "_sizes", sizes)
+        object.__setattr__(self, "_n", n)
+        object.__setattr__(self, "_G", G)
+        object.__setattr__(self, "_cdf", cdf.ravel())
+        object.__setattr__(self, "_guide", guide.ravel())
+        object.__setattr__(self, "_guide_cdf", guide_cdf.ravel())
+        object.__setattr__(self, "_rewards", rewards.ravel())
+        object.__setattr__(self, "_row0", kind * (2 * n))    # row (type, passive, state 0)
 
     @property
     def n_arms(self) -> int:
         return len(self.arms)
 
+    @property
+    def n_states(self) -> np.ndarray:
+        """The number of states of each arm, shape (N,)."""
+        return self._sizes
+
     def initial(self, replications: int | None) -> np.ndarray:
         return self.x0.copy() if replications is None else np.tile(self.x0, (replications, 1))
 
+    def _rows(self, states, active) -> np.ndarray:
+        """Flat row number ``(type, action, state)`` of every arm."""
+        row = np.multiply(active, self._n, dtype=np.intp)
+        row += states
+        row += self._row0
+        return row
+
     def step(self, states, active, rng):
-        arm = np.arange(self.n_arms)
-        action = active.astype(int)
-        rewards = self._rewards[arm, action, states]
-        u = rng.random(states.shape)
-        return sample_next(self._cdf[arm, action, states], u), rewards.sum(axis=-1)
+        """Rewards of this period and the next states (one uniform per arm, in arm order)."""
+        row = self._rows(states, active)
+        rewards = np.take(self._rewards, row)
+        u = rng.random(np.shape(states))
+        return self._inverse_cdf(row, u), rewards.sum(axis=-1)
+
+    def _inverse_cdf(self, row: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The first ``y`` with ``u < F_row(y)``: a guide-table start, then a short scan."""
+        n, G = self._n, self._G
+        start = np.multiply(u, G).astype(np.intp)           # floor(u G), exact, in 0..G-1
+        start += row * G
+        y = np.take(self._guide, start)
+        more = np.flatnonzero(np.take(self._guide_cdf, start) <= u)
+        if more.size:                                       # scan up from the guide
+            flat_y = y.reshape(-1)
+            u_more = u.reshape(-1)[more]
+            y_more = flat_y[more] + 1                       # F(guide) <= u: one further
+            pos = row.reshape(-1)[more] * n + y_more
+            while True:
+                go_on = np.take(self._cdf, pos) <= u_more
+                if not go_on.any():
+                    break
+                y_more += go_on
+                pos += go_on
+            flat_y[more] = y_more
+        return y
 
     def observe(self, states) -> np.ndarray:
         return np.array(states, copy=True)
+
+
+def _index_table(i: int, table) -> np.ndarray:
+    if isinstance(table, WhittleIndexResult):
+        table = table.indices
+    try:
+        table = np.asarray(table, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"indices[{i}] must be an array of numbers (an arm's index table) or "
+                        f"a WhittleIndexResult, got {type(table).__name__}") from None
+    if table.ndim != 1 or table.size == 0:
+        raise ValueError(f"indices[{i}] must be a non-empty 1-d table (one entry per state), "
+                         f"got shape {table.shape}")
+    return table
 
 
 @dataclass(frozen=True)
@@ -220,25 +402,93 @@ class IndexRule:
 
     Parameters
     ----------
-    indices : sequence of array_like
-        ``indices[i][x]`` for arm ``i`` in state ``x``.
+    indices : sequence of array_like or of WhittleIndexResult
+        ``indices[i][x]`` for arm ``i`` in state ``x``; a
+        :class:`~whittle_lib.indices.WhittleIndexResult` stands for its ``indices``. A 2-d
+        array is one row per arm.
+
+    Raises
+    ------
+    TypeError
+        For a table that is not numbers, or a single table or result where one per arm is
+        needed.
+    ValueError
+        For a table that is not 1-d or is empty.
+
+    Examples
+    --------
+    >>> rule = IndexRule([[0.0, 2.0], [1.0, 1.5, 3.0]])
+    >>> rule(np.array([1, 2]), 0).tolist()
+    [2.0, 3.0]
     """
 
     indices: tuple
 
     def __post_init__(self) -> None:
-        tables = tuple(np.asarray(t, dtype=float) for t in self.indices)
-        if not tables or any(t.ndim != 1 for t in tables):
-            raise ValueError("indices must be one 1-d array per arm")
-        n = max(t.size for t in tables)
-        padded = np.full((len(tables), n), -np.inf)
-        for i, t in enumerate(tables):
-            padded[i, :t.size] = t
-        object.__setattr__(self, "indices", tables)
-        object.__setattr__(self, "_table", padded)
+        raw = self.indices
+        if isinstance(raw, WhittleIndexResult):
+            raise TypeError("indices must hold one table per arm, got one WhittleIndexResult: "
+                            "pass [result] (a list, one per arm)")
+        if isinstance(raw, np.ndarray) and raw.ndim == 1 and raw.dtype != object:
+            raise TypeError("indices must hold one table per arm, got one 1-d array: pass "
+                            "[table] (a list, one per arm)")
+        try:
+            raw = list(raw)
+        except TypeError:
+            raise TypeError("indices must be a sequence of index tables, one per arm, got "
+                            f"{type(raw).__name__}") from None
+        if not raw:
+            raise ValueError("indices must hold one table per arm, got none")
+        # a table passed for many arms (the same object) is stored once: the lookup of a
+        # million copies of a few arms then reads a small table that stays in cache
+        position: dict[int, int] = {}
+        distinct, kind, tables = [], np.empty(len(raw), dtype=np.intp), []
+        for i, t in enumerate(raw):
+            k = position.get(id(t))
+            if k is None:
+                k = position[id(t)] = len(distinct)
+                distinct.append(_index_table(i, t))
+            kind[i] = k
+            tables.append(distinct[k])
+        n = max(t.size for t in distinct)
+        padded = np.full((len(distinct), n), -np.inf)
+        for k, t in enumerate(distinct):
+            padded[k, :t.size] = t
+        object.__setattr__(self, "indices", tuple(tables))
+        object.__setattr__(self, "_table", padded.ravel())
+        object.__setattr__(self, "_width", n)
+        object.__setattr__(self, "_sizes", np.array([t.size for t in tables]))
+        object.__setattr__(self, "_row0", kind * n)
+
+    @property
+    def n_arms(self) -> int:
+        return len(self.indices)
+
+    def check(self, n_arms: int, n_states=None) -> None:
+        """Raise ``ValueError`` unless the rule has one table per arm, each long enough."""
+        if len(self.indices) != n_arms:
+            raise ValueError(f"IndexRule has {len(self.indices)} index tables for {n_arms} "
+                             "arms: pass one table per arm")
+        if n_states is not None:
+            short = np.flatnonzero(self._sizes < np.asarray(n_states))
+            if short.size:
+                i = int(short[0])
+                raise ValueError(f"indices[{i}] has {self._sizes[i]} entries but arm {i} has "
+                                 f"{int(np.asarray(n_states)[i])} states: one index per state")
 
     def __call__(self, states: np.ndarray, t: int) -> np.ndarray:
-        return self._table[np.arange(self._table.shape[0])[None, :], states]
+        states = np.asarray(states)
+        if states.shape[-1] != len(self.indices):
+            raise ValueError(f"IndexRule has {len(self.indices)} index tables, got states of "
+                             f"{states.shape[-1]} arms")
+        if states.size and (states.min() < 0 or states.max() >= self._width):
+            raise ValueError(f"states must lie in 0..{self._width - 1} (the longest index "
+                             f"table), got {int(states.min())}..{int(states.max())}")
+        return self._lookup(states)
+
+    def _lookup(self, states: np.ndarray) -> np.ndarray:
+        """The priorities of states already known to lie within each arm's table."""
+        return np.take(self._table, states + self._row0)
 
 
 @dataclass(frozen=True)
@@ -248,48 +498,173 @@ class RmabSimulation:
     Attributes
     ----------
     rewards : ndarray, shape (n_periods, replications) or (n_periods,)
-        Total reward of the N arms in each period.
+        Total reward of the N arms in each period after the warm-up.
     states : ndarray or None
         The states before each decision (``dynamics.observe``), if recorded.
     active : ndarray of bool, shape (n_periods, [replications,] N), or None
-        The activations, if recorded.
+        The activations, if recorded (for :func:`simulate_counts`: the number of active arms
+        in each state).
+    warmup : int
+        Periods simulated before the first recorded one.
+    discount : float or None
+        The discount factor of a discounted run.
     """
 
     rewards: np.ndarray
     states: np.ndarray | None = None
     active: np.ndarray | None = None
+    warmup: int = 0
+    discount: float | None = None
 
     @property
     def average_reward(self) -> np.ndarray:
         """Time-average reward per period, one per replication."""
         return self.rewards.mean(axis=0)
 
+    @property
+    def discounted_reward(self) -> np.ndarray:
+        """``sum_t discount**t r_t`` over the simulated periods, one per replication.
+
+        An estimate of the policy's discounted value from the initial states, short of the
+        tail beyond the horizon ``T``: at most ``discount**T max|r| / (1 - discount)``.
+        """
+        if self.discount is None:
+            raise ValueError("discounted_reward needs a run with discount=...; this one "
+                             "measured the average reward")
+        weights = self.discount ** np.arange(self.rewards.shape[0], dtype=float)
+        return np.tensordot(weights, self.rewards, axes=1)
+
+    @property
+    def value(self) -> np.ndarray:
+        """What the run estimates, one per replication: ``discounted_reward`` for a
+        discounted run, ``average_reward`` otherwise."""
+        return self.average_reward if self.discount is None else self.discounted_reward
+
+    def interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Student-t confidence interval of :attr:`value` over the independent replications
+        (:func:`whittle_lib.stats.mean_interval`); needs at least 2 replications.
+
+        One long run has no interval here: its periods are correlated. Run ``replications=R``
+        copies, each after a ``warmup``.
+        """
+        value = np.asarray(self.value)
+        if value.ndim == 0 or value.size < 2:
+            raise ValueError("an interval needs at least 2 independent replications: simulate "
+                             f"with replications >= 2, got {1 if value.ndim == 0 else value.size}")
+        return mean_interval(value, level=level)
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    """An IndexRule checked against FiniteArms: states need no range check each period."""
+
+    rule: IndexRule
+
+    def __call__(self, states, t):
+        return self.rule._lookup(states)
+
+
+def _as_dynamics(dynamics):
+    """The simulator's dynamics from what a user passes: a Dynamics, or a list of arms."""
+    if isinstance(dynamics, RestlessArm):
+        raise TypeError("dynamics must be N arms, got one RestlessArm: pass a list of arms "
+                        "([arm] * N for N copies) or FiniteArms(arms, x0)")
+    if all(hasattr(dynamics, name) for name in ("initial", "step", "n_arms")):
+        return dynamics
+    if isinstance(dynamics, (list, tuple)):
+        for i, arm in enumerate(dynamics):
+            if not isinstance(arm, RestlessArm):
+                raise _arm_type_error(f"dynamics[{i}]", arm)
+        return FiniteArms(dynamics)
+    raise TypeError("dynamics must be a list of RestlessArm, a FiniteArms or an object with "
+                    "n_arms, initial, step and observe (see Dynamics), got "
+                    f"{type(dynamics).__name__}")
+
+
+def _as_rule(rule):
+    """The priority rule from what a user passes: a callable, or index tables or results."""
+    if isinstance(rule, WhittleIndexResult):
+        raise TypeError("rule must give one priority per arm, got one WhittleIndexResult: "
+                        "pass a list of them, one per arm, or IndexRule(results)")
+    if callable(rule):
+        return rule
+    if isinstance(rule, (list, tuple, np.ndarray)):
+        return IndexRule(rule)
+    raise TypeError("rule must be a callable rule(states, t) -> priorities, an IndexRule, or a "
+                    f"list of index tables or WhittleIndexResult (one per arm), got "
+                    f"{type(rule).__name__}")
+
+
+def _check_count(name: str, value, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) \
+            or int(value) != value or value < low:
+        kind = "positive" if low == 1 else "non-negative"
+        raise ValueError(f"{name} must be a {kind} integer, got {value!r}")
+    return int(value)
+
+
+def _check_discount(discount) -> float | None:
+    if discount is None:
+        return None
+    if isinstance(discount, bool) or not isinstance(discount, (int, float, np.floating)) \
+            or not 0 < discount < 1:
+        raise ValueError(f"discount must lie in (0, 1) (None: the average reward), got "
+                         f"{discount!r}")
+    return float(discount)
+
+
+def _nan_priority_error(priority, states, dynamics, t: int) -> ValueError:
+    where = np.argwhere(np.isnan(priority))[0]
+    arm = int(where[-1])
+    observed = np.asarray(dynamics.observe(states))
+    try:
+        state = observed[tuple(where)]
+        state = state.tolist() if hasattr(state, "tolist") else state
+    except IndexError:
+        state = "?"
+    replication = "" if priority.ndim == 1 else f", replication {int(where[0])}"
+    return ValueError(f"the rule's priority of arm {arm} in state {state} is nan (period {t}"
+                      f"{replication}); a non-indexable arm's WhittleIndexResult has nan "
+                      "indices where its computation stopped: give every state of every arm a "
+                      "number")
+
 
 def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: int | None = 1,
              ties: str = "lowest", threshold: float | None = None, record: bool = False,
-             rng=None) -> RmabSimulation:
+             warmup: int = 0, discount: float | None = None, rng=None) -> RmabSimulation:
     """Run a priority rule with budget ``M`` for ``n_periods`` periods.
 
     Each period: priorities ``rule(states, t)`` (shape ``(replications, N)``), the ``M``
     highest are active (:func:`top_m`), the arms earn their rewards and move
     (``dynamics.step``). Vectorised over arms and replications; the loop runs over periods.
     This is the library's one simulator: finite arms (:class:`FiniteArms`) and the crawling
-    model (:class:`whittle_lib.models.crawling.CrawlingDynamics`) both run through it.
+    model (:class:`whittle_lib.models.crawling.CrawlingDynamics`) both run through it. For many
+    copies of one arm, :func:`simulate_counts` follows only the number of arms in each state.
 
     Parameters
     ----------
-    dynamics : FiniteArms or any :class:`Dynamics`
-    rule : callable
-        ``rule(states, t) -> priority`` of shape ``(replications, N)``, e.g. :class:`IndexRule`.
+    dynamics : FiniteArms, list of RestlessArm, or any :class:`Dynamics`
+        A list of arms is ``FiniteArms(arms)`` (all starting in state 0).
+    rule : callable, or list of index tables or of WhittleIndexResult
+        ``rule(states, t) -> priority`` of shape ``(replications, N)``, e.g. :class:`IndexRule`;
+        a list (one table or result per arm) is ``IndexRule(list)``.
     M : int
         Arms activated per period.
     n_periods : int
+        Periods recorded (after the warm-up).
     replications : int or None
         Independent copies run at once; ``None`` for one run without the replication axis.
     ties, threshold
         As in :func:`top_m`.
     record : bool
-        Keep the states (``dynamics.observe``) and the activations.
+        Keep the states (``dynamics.observe``) and the activations of the recorded periods.
+    warmup : int
+        Periods run first and not recorded, so that ``average_reward`` estimates the long-run
+        average with less of the initial transient (the generator is drawn from as in a run
+        of ``warmup + n_periods`` periods).
+    discount : float in (0, 1), optional
+        Measure the discounted reward ``sum_t discount**t r_t`` from the initial states
+        (``RmabSimulation.discounted_reward``) instead of the average; no warm-up then.
     rng : numpy.random.Generator or seed
         Drawn from in this order each period: ``top_m`` (random ties only), then
         ``dynamics.step``.
@@ -297,27 +672,180 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
     Returns
     -------
     RmabSimulation
+        ``interval()`` is the confidence interval over the replications.
+
+    Raises
+    ------
+    TypeError
+        For dynamics or a rule of a kind it cannot use (the message says what to pass).
+    ValueError
+        For a budget, a horizon or a discount out of range, an :class:`IndexRule` with a table
+        count or a table length that does not fit the arms, or a nan priority (the message
+        names the arm and its state).
+
+    Examples
+    --------
+    Two copies of an arm that pays 1 when activated in state 1; the Whittle rule earns 1/2:
+
+    >>> from whittle_lib.arms import RestlessArm
+    >>> arm = RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
+    >>> run = simulate([arm, arm], [[0.0, 1.0], [0.0, 1.0]], 1, 2_000, replications=4,
+    ...                warmup=100, rng=1)
+    >>> ci = run.interval()
+    >>> bool(ci.low < 0.5 < ci.high)
+    True
     """
-    if isinstance(n_periods, bool) or int(n_periods) != n_periods or n_periods < 1:
-        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
-    if replications is not None and (isinstance(replications, bool)
-                                     or int(replications) != replications or replications < 1):
-        raise ValueError(f"replications must be a positive integer or None, got {replications!r}")
+    dynamics = _as_dynamics(dynamics)
+    rule = _as_rule(rule)
+    n_periods = _check_count("n_periods", n_periods, 1)
+    warmup = _check_count("warmup", warmup, 0)
+    discount = _check_discount(discount)
+    if discount is not None and warmup:
+        raise ValueError("a discounted run counts from the initial states: warmup must be 0 "
+                         f"with discount={discount!r}, got warmup={warmup!r}")
+    if replications is not None:
+        replications = _check_count("replications", replications, 1)
+    if ties not in _TIES:
+        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
+    n = dynamics.n_arms
+    if isinstance(M, bool) or not isinstance(M, (int, np.integer, float)) or int(M) != M \
+            or not 0 <= M <= n:
+        raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
+    if threshold is not None and (not isinstance(threshold, (int, float, np.number))
+                                  or np.isnan(threshold)):
+        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
+    M = int(M)
+    if isinstance(rule, IndexRule):
+        rule.check(n, dynamics.n_states if isinstance(dynamics, FiniteArms) else None)
+        if isinstance(dynamics, FiniteArms):   # every state within its arm's table: no check
+            rule = _Lookup(rule)
     rng = np.random.default_rng(rng)
-    n_periods = int(n_periods)
-    states = dynamics.initial(None if replications is None else int(replications))
-    lead = () if replications is None else (int(replications),)
+    states = dynamics.initial(replications)
+    lead = () if replications is None else (replications,)
     rewards = np.empty((n_periods, *lead))
     state_log, active_log = [], []
-    for t in range(n_periods):
-        active = top_m(rule(states, t), M, ties=ties, threshold=threshold, rng=rng)
-        if record:
+    for t in range(warmup + n_periods):
+        priority = np.asarray(rule(states, t), dtype=float)
+        if priority.shape[-1:] != (n,):
+            raise ValueError(f"the rule must give one priority per arm ({n}), got shape "
+                             f"{priority.shape}")
+        if np.isnan(priority).any():
+            raise _nan_priority_error(priority, states, dynamics, t)
+        active = _select(priority, M, ties, threshold, rng)
+        if record and t >= warmup:
             state_log.append(dynamics.observe(states))
             active_log.append(active)
-        states, rewards[t] = dynamics.step(states, active, rng)
+        states, reward = dynamics.step(states, active, rng)
+        if t >= warmup:
+            rewards[t - warmup] = reward
     if not record:
-        return RmabSimulation(rewards)
-    return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log))
+        return RmabSimulation(rewards, warmup=warmup, discount=discount)
+    return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log), warmup=warmup,
+                          discount=discount)
+
+
+def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *,
+                    replications: int | None = 1, threshold: float | None = None,
+                    record: bool = False, warmup: int = 0, discount: float | None = None,
+                    rng=None) -> RmabSimulation:
+    """Many copies of one arm under an index rule, as the number of arms in each state.
+
+    Copies of one arm are exchangeable, so under a rule whose priority depends only on the
+    state the counts ``c(x)`` (arms in state ``x``) are a Markov chain, and a period costs
+    ``O(n**2)`` whatever the number of arms: the ``M`` active arms are taken from the states
+    of highest index (:func:`top_m` on the arms, with ties between states of equal index to
+    the lower state), then the ``a(x)`` active and ``c(x) - a(x)`` passive arms of state ``x``
+    move by multinomial draws with the rows ``P1[x]`` and ``P0[x]``. The law of the counts is
+    that of :func:`simulate` on ``N`` copies when no two states share an index; with shared
+    indices the per-arm run breaks ties by arm number, this one by state.
+
+    Parameters
+    ----------
+    arm : RestlessArm
+    counts : array_like of int, shape (n,)
+        Initial number of arms in each state; ``N = sum(counts)``.
+    indices : array_like, shape (n,), or WhittleIndexResult
+        The priority of each state.
+    M : int
+        Arms activated per period, ``0 <= M <= N``.
+    n_periods, replications, threshold, record, warmup, discount, rng
+        As in :func:`simulate` (``threshold``: only states of index strictly above it are
+        activated). The generator gives one multinomial draw per action and state each period.
+
+    Returns
+    -------
+    RmabSimulation
+        ``states`` (if recorded) are the counts before each decision, shape
+        ``(n_periods, [replications,] n)``, and ``active`` the active counts per state.
+
+    Examples
+    --------
+    >>> from whittle_lib.arms import RestlessArm
+    >>> arm = RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
+    >>> run = simulate_counts(arm, [500_000, 500_000], [0.0, 1.0], 250_000, 50, rng=1)
+    >>> bool(abs(run.rewards[-1] - 250_000) < 3_000)     # a quarter of the arms pay 1
+    True
+    """
+    if not isinstance(arm, RestlessArm):
+        raise _arm_type_error("arm", arm)
+    n = arm.n_states
+    raw = counts
+    counts = np.asarray(counts)
+    if counts.shape != (n,) or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0):
+        raise ValueError(f"counts must hold a non-negative integer count for each of the {n} "
+                         f"states, got {raw!r}")
+    counts = counts.astype(np.int64)
+    table = _index_table(0, indices).copy() if not isinstance(indices, WhittleIndexResult) \
+        else np.array(indices.indices, dtype=float)
+    if table.shape != (n,):
+        raise ValueError(f"indices must hold one index per state ({n}), got shape {table.shape}")
+    if np.isnan(table).any():
+        x = int(np.flatnonzero(np.isnan(table))[0])
+        raise ValueError(f"the index of state {x} is nan; a non-indexable arm's "
+                         "WhittleIndexResult has nan indices where its computation stopped")
+    N = int(counts.sum())
+    n_periods = _check_count("n_periods", n_periods, 1)
+    warmup = _check_count("warmup", warmup, 0)
+    discount = _check_discount(discount)
+    if discount is not None and warmup:
+        raise ValueError("a discounted run counts from the initial states: warmup must be 0 "
+                         f"with discount={discount!r}, got warmup={warmup!r}")
+    if replications is not None:
+        replications = _check_count("replications", replications, 1)
+    if isinstance(M, bool) or not isinstance(M, (int, np.integer, float)) or int(M) != M \
+            or not 0 <= M <= N:
+        raise ValueError(f"M must be an integer in [0, N={N}], got {M!r}")
+    if threshold is not None and (not isinstance(threshold, (int, float, np.number))
+                                  or np.isnan(threshold)):
+        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
+    rng = np.random.default_rng(rng)
+    order = np.argsort(-table, kind="stable")               # states by decreasing index
+    eligible = np.ones(n, dtype=bool) if threshold is None else table[order] > threshold
+    P = np.stack([arm.P0, arm.P1])                           # (2, n, n)
+    R = np.stack([arm.R0, arm.R1])
+    lead = () if replications is None else (replications,)
+    c = np.broadcast_to(counts, (*lead, n)).copy()
+    rewards = np.empty((n_periods, *lead))
+    state_log, active_log = [], []
+    for t in range(warmup + n_periods):
+        ranked = c[..., order]
+        before = np.cumsum(ranked, axis=-1) - ranked         # arms in better states
+        take = np.clip(M - before, 0, ranked) * eligible
+        active = np.empty_like(c)
+        active[..., order] = take
+        passive = c - active
+        if record and t >= warmup:
+            state_log.append(c.copy())
+            active_log.append(active)
+        reward = passive @ R[0] + active @ R[1]
+        moved = rng.multinomial(np.stack([passive, active], axis=-2), P)   # (..., 2, n, n)
+        c = moved.sum(axis=(-3, -2))
+        if t >= warmup:
+            rewards[t - warmup] = reward
+    if not record:
+        return RmabSimulation(rewards, warmup=warmup, discount=discount)
+    return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log), warmup=warmup,
+                          discount=discount)
 
 
 @dataclass(frozen=True)
@@ -396,69 +924,6 @@ def periodic_orbit(dynamics: Dynamics, rule, M: int, *, time_period: int = 1,
     raise RuntimeError(f"no repeated state within {max_periods} periods")
 
 
-@dataclass(frozen=True)
-class RelaxationBound:
-    """Whittle's relaxation: an upper bound on the average reward of any policy with budget M.
-
-    Attributes
-    ----------
-    bound : float
-        ``min_lam  sum_i g_i(lam) - lam (N - M)``, where ``g_i(lam)`` is the optimal gain of
-        arm ``i`` alone with subsidy ``lam`` for passivity.
-    subsidy : float
-        A minimising ``lam``.
-    """
-
-    bound: float
-    subsidy: float
-
-
-def relaxation_bound(arms: Sequence[RestlessArm], M: int) -> RelaxationBound:
-    """Whittle's bound on the long-run average reward of N arms with M active per period.
-
-    The relaxed problem asks for exactly ``M`` active arms on average over time instead of in
-    every period; its Lagrangian dual is
-    ``D(lam) = sum_i g_i(lam) - lam (N - M)``, convex and piecewise linear in ``lam`` [W88]_.
-    For indexable arms its kinks are the arms' Whittle indices, so the minimum over those
-    values is exact; each ``g_i(lam)`` is solved by :func:`mdp.policy_iteration`.
-
-    Parameters
-    ----------
-    arms : sequence of RestlessArm
-        Indexable arms (average-reward criterion); a non-indexable arm raises ``ValueError``.
-    M : int
-        ``0 <= M <= N``.
-
-    Examples
-    --------
-    Two copies of an arm that, when active, pays 1 in state 1 and moves to state 0, and that
-    otherwise drifts to state 1 with probability 1/2. With one activation per period the
-    relaxation earns 1/2: the two arms take turns.
-
-    >>> arm = RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
-    >>> round(relaxation_bound([arm, arm], 1).bound, 12)
-    0.5
-    """
-    arms = list(arms)
-    N = len(arms)
-    if isinstance(M, bool) or int(M) != M or not 0 <= M <= N:
-        raise ValueError(f"M must be an integer in [0, N={N}], got {M!r}")
-    kinks = []
-    for i, arm in enumerate(arms):
-        result = whittle_indices(arm, discount=1.0)
-        if result.status.name != "INDEXABLE":
-            raise ValueError(f"arms[{i}] is not indexable ({result.status.name}): the "
-                             "relaxation bound here needs indexable arms")
-        kinks.append(result.indices)
-    candidates = np.unique(np.concatenate(kinks))
-
-    def dual(lam: float) -> float:
-        total = 0.0
-        for arm in arms:
-            m = mdp.FiniteMDP(transitions=[arm.P0, arm.P1], rewards=[arm.R0 + lam, arm.R1])
-            total += float(np.max(mdp.policy_iteration(m).gain_by_state))
-        return total - lam * (N - M)
-
-    values = np.array([dual(float(lam)) for lam in candidates])
-    k = int(np.argmin(values))
-    return RelaxationBound(float(values[k]), float(candidates[k]))
+# The relaxation bounds live in their own module (one idea per module); they stay
+# importable from here, where users of the simulator look for them.
+from .bounds import RelaxationBound, relaxation_bound  # noqa: E402

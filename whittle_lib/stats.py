@@ -28,7 +28,7 @@ def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:
     >>> [s.spawn_key for s in spawn_seeds(1, 2)]
     [(0,), (1,)]
     """
-    if isinstance(n, bool) or int(n) != n or n < 0:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     return root.spawn(int(n))
@@ -234,6 +234,8 @@ class ConfidenceInterval:
 
 
 def _check_level(level) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
+        raise TypeError(f"level must be a number in (0, 1), got {level!r}")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
     return float(level)
@@ -254,15 +256,28 @@ def mean_interval(values, *, level: float = 0.95) -> ConfidenceInterval:
     """
     from scipy import stats as _scipy_stats
 
-    values = np.asarray(values, dtype=float).ravel()
+    try:
+        values = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"values must be numbers, got {values!r}") from None
     if values.size < 2:
         raise ValueError(f"a confidence interval needs at least 2 values, got {values.size}")
+    if not np.isfinite(values).all():
+        k = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise ValueError(f"values must be finite, got {float(values[k])!r} at position {k}")
     level = _check_level(level)
     t = _scipy_stats.t.ppf(0.5 + level / 2, values.size - 1)
     mean = float(values.mean())
     half = float(t * values.std(ddof=1) / np.sqrt(values.size))
     return ConfidenceInterval(mean, mean - half, mean + half, half, level, "student-t",
                               int(values.size))
+
+
+def _is_integral(value) -> bool:
+    """An int, or a finite float with an integer value (``10.0``); never a bool or a string."""
+    return (not isinstance(value, (bool, np.bool_))
+            and isinstance(value, (int, float, np.integer, np.floating))
+            and math.isfinite(value) and int(value) == value)
 
 
 def share_interval(successes: int, trials: int, *, z: float = 1.96) -> ConfidenceInterval:
@@ -277,12 +292,14 @@ def share_interval(successes: int, trials: int, *, z: float = 1.96) -> Confidenc
     >>> round(ci.low, 3), round(ci.high, 3), ci.method
     (0.022, 0.471, 'wilson')
     """
-    if isinstance(trials, bool) or int(trials) != trials or trials < 1:
+    if not _is_integral(trials) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if isinstance(successes, bool) or int(successes) != successes \
-            or not 0 <= successes <= trials:
+    if not _is_integral(successes) or not 0 <= successes <= trials:
         raise ValueError(f"successes must be an integer in [0, trials], got {successes!r}")
     n, p = float(trials), successes / trials
+    if isinstance(z, bool) or not isinstance(z, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(z) and z > 0):
+        raise ValueError(f"z must be a finite number > 0, got {z!r}")
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     low, high = max(0.0, centre - half), min(1.0, centre + half)

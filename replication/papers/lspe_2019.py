@@ -42,7 +42,7 @@ import numpy as np
 from whittle_lib.models import crawling, crawling_policies as policies
 from whittle_lib.learning.lspe import (LSPEResult, LSPESettings, run_lspe, running_average,
                              sherman_morrison_average, step_sizes)
-from ..records import confidence_interval as _mean_ci, format_estimate as _est
+from ..records import confidence_interval as _mean_ci, format_estimate as _est, share_reach
 from whittle_lib.stats import one_run_verdict, run_tasks, share_interval
 
 __all__ = [
@@ -63,8 +63,11 @@ __all__ = [
     "simulate_whittle",
     "record_reference_rewards",
     "record_whittle_283",
+    "ShermanMorrisonReading",
     "ShermanMorrisonCheck",
     "sherman_morrison_check",
+    "ATermReading",
+    "printed_a_term_readings",
     "printed_a_term_shapes",
     "record_section_iv",
     "RunsSummary",
@@ -485,7 +488,10 @@ def record_whittle_283(cmp, r15: ReferenceRewards, r19: ReferenceRewards,
         f"The Whittle policy with one crawler earns {r15.whittle:.2f} with the 2015 xi-bar, equal to the relaxation bound {r15.bound:.2f}: "
         f"283 exceeds what any policy crawling one source per period can earn there. With the 2019 u-formula read literally (no xi-bar) "
         f"it earns {r19.whittle:.2f}, again the bound (optimal), and the paper's 160 could not lie between the best and second-best "
-        f"constant rewards ({r19.best:.2f}, {r19.second:.2f}). Neither 283 nor the 2015 paper's 254.66 is reproduced.",
+        f"constant rewards ({r19.best:.2f}, {r19.second:.2f}). Neither 283 nor the 2015 paper's 254.66 is reproduced. "
+        f"Searched: 2 readings of xi-bar, each exact on the deterministic model, judged to half the printed unit (0.5); "
+        f"283 lies {abs(W - r15.whittle):.2f} and {abs(W - r19.whittle):.2f} from them, and above the 2015 reading's "
+        "relaxation bound, so no policy and no reading of the rule on that model could give it.",
         value=f"{r15.whittle:.2f}; {r19.whittle:.2f}")
     cmp.claim_by_reading(
         "Sec. V text", "M=1;model=stochastic", "Whittle index policy with one arm earns 283",
@@ -493,7 +499,9 @@ def record_whittle_283(cmp, r15: ReferenceRewards, r19: ReferenceRewards,
          f"2019 u-formula, no xi-bar ({ws19})": printed_value_within(W, ws19.mean, ws19.half_width)},
         f"With random arrivals (eq. 17, exponential base utilities) the Whittle policy earns {ws} with the 2015 xi-bar "
         f"(95% CI, {ws.replications} runs of {ws.n_steps} periods) and {ws19} with the 2019 u-formula ({ws19.replications} runs of {ws19.n_steps} periods): "
-        f"the randomness does not bring either near 283.",
+        f"the randomness does not bring either near 283. Searched: 2 readings x {ws.replications} and "
+        f"{ws19.replications} runs; a mean within its 95% half-width ({ws.half_width:.2f}, {ws19.half_width:.2f}) "
+        f"plus 0.5 of 283 would have been found; 283 lies {abs(W - ws.mean):.1f} and {abs(W - ws19.mean):.1f} away.",
         value=f"{ws}; {ws19}")
 
 
@@ -501,53 +509,98 @@ def record_whittle_283(cmp, r15: ReferenceRewards, r19: ReferenceRewards,
 
 
 @dataclass(frozen=True)
-class ShermanMorrisonCheck:
-    """How well the Sherman-Morrison recursion for ``B^-1(n)`` inverts ``B(n)`` (Sec. IV).
+class ShermanMorrisonReading:
+    """One reading of Section IV's pair of lines ``B(n)`` (its step) and ``B^-1(n)`` (its factors).
 
     Attributes
     ----------
-    printed : mapping
-        ``{step: max |B^-1 B - I|}`` with the printed factors ``n/(n-1)`` and ``n-1``, for the
-        printed step ``1/(n+1)`` and for the example's ``b(n)``.
-    corrected : float
-        The same with the corrected factors ``1/(1-b)``, ``(1-b)/b`` and step ``1/(n+1)``.
-    n_updates : int
+    name : str
+        Which printed line the reading keeps and which it corrects.
+    step, factors : str
+        The step of the average ``B(n)`` and the two factors of the inverse, as written.
+    error : float
+        ``max |B^-1 B - I|`` after the updates.
+    printed_factors : bool
+        Whether the inverse uses the printed factors ``n/(n-1)`` and ``n-1``.
     """
 
-    printed: MappingProxyType
-    corrected: float
-    n_updates: int
+    name: str
+    step: str
+    factors: str
+    error: float
+    printed_factors: bool
 
     @property
-    def corrected_text(self) -> str:
-        """The corrected error as reported: a bound when it is rounding (its last digits
-        depend on the BLAS kernel, so the digits themselves are not a result)."""
-        return "below 1e-14 (rounding)" if self.corrected < 1e-14 else f"{self.corrected:.1e}"
+    def inverts(self) -> bool:
+        """The recursion inverts ``B(n)``: an error below 1e-8 (rounding stays below 1e-12)."""
+        return bool(self.error < 1e-8)
+
+    @property
+    def error_text(self) -> str:
+        """The error as reported: a bound when it is rounding (its last digits depend on the
+        BLAS kernel, so the digits themselves are not a result)."""
+        return "below 1e-12 (rounding)" if self.error < 1e-12 else f"{self.error:.1e}"
 
 
-def _printed_sm_error(step_of, n_updates: int, size: int, seed: int) -> float:
-    """max |B^-1 B - I| after ``n_updates`` updates of B with step step_of(n), B^-1 by the
-    printed factors."""
+@dataclass(frozen=True)
+class ShermanMorrisonCheck:
+    """How well the Sherman-Morrison recursion for ``B^-1(n)`` inverts ``B(n)`` (Sec. IV), under
+    every reading of the printed pair of lines.
+
+    Attributes
+    ----------
+    readings : tuple of ShermanMorrisonReading
+        The printed step ``1/(n+1)`` with the printed factors; the step ``1/n`` with the printed
+        factors (the step line off by one); the step ``1/(n+1)`` with the factors ``(n+1)/n``
+        and ``n`` (the factor line off by one); the example's ``b(n)`` with the printed factors
+        and with ``1/(1-b)``, ``(1-b)/b``.
+    n_updates, size : int
+    """
+
+    readings: tuple
+    n_updates: int
+    size: int
+
+    @property
+    def printed(self) -> dict:
+        """``{reading: error}`` for the readings that keep the printed factors."""
+        return {r.name: r.error for r in self.readings if r.printed_factors}
+
+    def rows(self) -> list:
+        """One dict per reading (reading, step, factors, error): the notebook's table."""
+        return [{"reading": r.name, "step": r.step, "factors": r.factors,
+                 f"max|B^-1 B - I| after {self.n_updates} updates": r.error_text}
+                for r in self.readings]
+
+
+def _sm_error(step_of, factors_of, n_updates: int, size: int, seed: int) -> float:
+    """max |B^-1 B - I| after ``n_updates`` updates ``n = 2, 3, ...`` of ``B`` with step
+    ``step_of(n)`` and of ``B^-1`` by Sherman-Morrison with ``(scale, shift) = factors_of(n)``,
+    from ``B(1) = B^-1(1) = I``: ``B^-1(n) = scale (B^-1 - B^-1 v v^T B^-1 / (shift + v^T B^-1 v))``,
+    with ``B^-1(n-1)`` on the right-hand side (the printed ``B^-1(n)`` there is the unknown)."""
     rng_check = np.random.default_rng(seed)
     B, P = np.eye(size), np.eye(size)
-    for n in range(1, n_updates + 1):
+    for n in range(2, n_updates + 2):
         v = rng_check.normal(size=size)
         B = running_average(B, np.outer(v, v), step_of(n))
-        # printed: B^-1(n) on the right-hand side is unknown; use B^-1(n-1) there (the kindest
-        # reading); n/(n-1) and n-1 are undefined at n = 1, so the update starts at n = 2
-        P = n / (n - 1) * (P - P @ np.outer(v, v) @ P / (n - 1 + v @ P @ v)) if n > 1 else P
+        scale, shift = factors_of(n)
+        Pv = P @ v
+        P = scale * (P - np.outer(Pv, Pv) / (shift + v @ Pv))
     return float(np.abs(P @ B - np.eye(size)).max())
 
 
 def sherman_morrison_check(step_constant: float, *, n_updates: int = 49, size: int = 5,
                            seed: int = 0) -> ShermanMorrisonCheck:
-    """Run the printed and the corrected Sherman-Morrison updates of ``B^-1`` (Sec. IV).
+    """Run the Sherman-Morrison update of ``B^-1`` (Sec. IV) under every reading of its two lines.
 
     ``B(n) = B(n-1) + b(n)(phi_n phi_n^T - B(n-1))`` on random ``phi_n`` (standard normal, of
-    length ``size``, from ``seed``), starting at ``B = B^-1 = I``. The printed update uses the
-    factors ``n/(n-1)`` and ``n-1`` (with ``B^-1(n-1)`` on its right-hand side, the kindest
-    reading of the printed ``B^-1(n)``); the corrected one is
-    :func:`~whittle_lib.learning.sherman_morrison_average`.
+    length ``size``, from ``seed``), ``n = 2, ..., n_updates + 1`` from ``B(1) = B^-1(1) = I``
+    (so that the printed factors ``n/(n-1)``, ``n-1`` are defined). The exact update for a step
+    ``b`` has the factors ``1/(1-b)`` and ``(1-b)/b``
+    (:func:`~whittle_lib.learning.sherman_morrison_average`): ``n/(n-1)``, ``n-1`` for
+    ``b = 1/n``, and ``(n+1)/n``, ``n`` for the printed ``b = 1/(n+1)``. The printed pair of lines
+    is off by one; which line carries the typo is the reader's choice, and both corrections
+    invert ``B(n)``.
 
     Parameters
     ----------
@@ -558,25 +611,88 @@ def sherman_morrison_check(step_constant: float, *, n_updates: int = 49, size: i
     Examples
     --------
     >>> chk = sherman_morrison_check(0.5)
-    >>> chk.corrected_text
-    'below 1e-14 (rounding)'
+    >>> [r.inverts for r in chk.readings]
+    [False, True, True, False, True]
     """
     if not 0 < step_constant < 1:
         raise ValueError(f"step_constant must lie in (0, 1), got {step_constant!r}")
+    _, b_ex = step_sizes(np.arange(n_updates + 2), step_constant)
+
+    def printed(n):
+        return n / (n - 1), n - 1.0
+
+    def exact(b):
+        return 1.0 / (1.0 - b), (1.0 - b) / b
+
+    spec = [
+        ("as printed (both lines)", "1/(n+1)", "n/(n-1), n-1", lambda n: 1.0 / (n + 1), printed, True),
+        ("the step line off by one (B(n) the mean of n outer products)", "1/n", "n/(n-1), n-1",
+         lambda n: 1.0 / n, printed, True),
+        ("the factor line off by one", "1/(n+1)", "(n+1)/n, n", lambda n: 1.0 / (n + 1),
+         lambda n: exact(1.0 / (n + 1)), False),
+        ("the Sec. IV example's step, printed factors", f"b(n), c = {step_constant:g}", "n/(n-1), n-1",
+         lambda n: float(b_ex[n]), printed, True),
+        ("the Sec. IV example's step, its exact factors", f"b(n), c = {step_constant:g}",
+         "1/(1-b), (1-b)/b", lambda n: float(b_ex[n]), lambda n: exact(float(b_ex[n])), False),
+    ]
+    readings = tuple(ShermanMorrisonReading(name, step, factors,
+                                            _sm_error(step_of, factors_of, n_updates, size, seed), keeps)
+                     for name, step, factors, step_of, factors_of, keeps in spec)
+    return ShermanMorrisonCheck(readings, int(n_updates), int(size))
+
+
+@dataclass(frozen=True)
+class ATermReading:
+    """One reading of the printed increment of ``A(n)`` (Sec. IV) and the shapes of its terms.
+
+    Attributes
+    ----------
+    name, text : str
+        The reading and the increment it reads.
+    shapes : tuple
+        The shapes of the two terms of the difference.
+    lspe : bool
+        Whether the increment, where defined, is LSPE(0)'s ``phi_n (phi_{n+1} - phi_n)^T``.
+    """
+
+    name: str
+    text: str
+    shapes: tuple
+    lspe: bool
+
+    @property
+    def well_formed(self) -> bool:
+        """Both terms have one shape, and it is square (``A(n)`` is ``l x l``)."""
+        a, b = self.shapes
+        return a == b and len(a) == 2 and a[0] == a[1]
+
+
+def printed_a_term_readings(n_features: int = 14, *, seed: int = 0) -> tuple:
+    """The printed ``A(n)`` increment ``phi(X(n)) (phi(X(n+1)))^T - phi(X(n))^T`` (Sec. IV) under
+    three readings: as printed, one transpose lost (the second term ``phi(X(n))``), and the
+    closing parenthesis misplaced (``phi(X(n)) (phi(X(n+1))^T - phi(X(n))^T)``). The shapes are
+    computed on random features; the last reading is checked to equal LSPE(0)'s
+    ``phi_n (phi_{n+1} - phi_n)^T``.
+
+    Examples
+    --------
+    >>> [(r.shapes, r.well_formed) for r in printed_a_term_readings(3)]
+    [(((3, 3), (1, 3)), False), (((3, 3), (3, 1)), False), (((3, 3), (3, 3)), True)]
+    """
     rng_check = np.random.default_rng(seed)
-    B, B_inv = np.eye(size), np.eye(size)
-    for n in range(1, n_updates + 1):
-        v = rng_check.normal(size=size)
-        B = running_average(B, np.outer(v, v), 1.0 / (n + 1))
-        B_inv = sherman_morrison_average(B_inv, v, 1.0 / (n + 1))
-    corrected = float(np.abs(B_inv @ B - np.eye(size)).max())
-    _, b_ex = step_sizes(np.arange(n_updates + 1), step_constant)
-    printed = {
-        "step 1/(n+1) as printed": _printed_sm_error(lambda n: 1.0 / (n + 1), n_updates, size, seed),
-        f"step b(n) of the Sec. IV example (c = {step_constant:g})":
-            _printed_sm_error(lambda n: float(b_ex[n]), n_updates, size, seed),
-    }
-    return ShermanMorrisonCheck(MappingProxyType(printed), corrected, int(n_updates))
+    phi_n, phi_next = rng_check.normal(size=(2, n_features))
+    col, row = phi_n[:, None], phi_n[None, :]
+    outer = np.outer(phi_n, phi_next)
+    moved = col @ (phi_next[None, :] - row)
+    lspe = np.outer(phi_n, phi_next - phi_n)
+    return (
+        ATermReading("as printed", "phi(X(n)) phi(X(n+1))^T - phi(X(n))^T", (outer.shape, row.shape), False),
+        ATermReading("one transpose lost", "phi(X(n)) phi(X(n+1))^T - phi(X(n))", (outer.shape, col.shape), False),
+        ATermReading("closing parenthesis misplaced", "phi(X(n)) (phi(X(n+1))^T - phi(X(n))^T)",
+                     (outer.shape, (col @ row).shape),
+                     # the same products, subtracted before or after: rounding only
+                     bool(np.allclose(moved, lspe, rtol=0, atol=1e-12))),
+    )
 
 
 def printed_a_term_shapes(n_features: int = 14) -> tuple:
@@ -586,37 +702,60 @@ def printed_a_term_shapes(n_features: int = 14) -> tuple:
     >>> printed_a_term_shapes()
     ((14, 14), (1, 14))
     """
-    phi_n, phi_next = np.ones(n_features), np.arange(float(n_features))
-    return np.outer(phi_n, phi_next).shape, phi_n[None, :].shape
+    return printed_a_term_readings(n_features)[0].shapes
 
 
-def record_section_iv(cmp, sm: ShermanMorrisonCheck, shapes: tuple) -> None:
-    """Record the two checks of Section IV's printed recursions.
+def record_section_iv(cmp, sm: ShermanMorrisonCheck, a_readings: tuple) -> None:
+    """Record the two checks of Section IV's printed recursions, each under its readings.
 
-    "The printed recursion for B^-1(n) inverts B(n)" holds under a step if the error is below
-    1e-8; "the printed recursion for A(n) is well formed" holds if its two terms have one shape.
+    "The printed recursion for B^-1(n) inverts B(n)" is judged under the readings that keep the
+    printed factors (the step as printed, the step line off by one, the example's ``b(n)``):
+    an error below 1e-8 inverts. "The printed recursion for A(n) is well formed" is judged
+    under three readings of its terms. Both are typos with a correction: where some reading
+    holds, the status is ``claim-depends`` and the note names the readings and the correction.
 
     Parameters
     ----------
     cmp : Comparison
     sm : ShermanMorrisonCheck
         :func:`sherman_morrison_check`.
-    shapes : tuple
-        :func:`printed_a_term_shapes`.
+    a_readings : tuple of ATermReading
+        :func:`printed_a_term_readings`.
     """
+    kept = [r for r in sm.readings if r.printed_factors]
+    fixed = [r for r in sm.readings if not r.printed_factors]
+    as_printed = sm.readings[0]
     cmp.claim_by_reading(
         "Sec. IV", "Sherman-Morrison update", "the printed recursion for B^-1(n) inverts B(n)",
-        {name: bool(err < 1e-8) for name, err in sm.printed.items()},
-        f"With the B^-1(n-1) the recursion needs on its right-hand side, the printed factors n/(n-1) and n-1 give after {sm.n_updates} updates max|B^-1 B - I| = "
-        + ", ".join(f"{err:.1e} ({name})" for name, err in sm.printed.items())
-        + f"; the corrected update (1/(1-b), (1-b)/b) gives {sm.corrected_text}. The printed factors are those of the step 1/n, which no printed average uses, "
-        "and they are undefined at n = 1: an off-by-one in the indices (counting samples from 1, so that B(n) is the mean of n outer "
-        "products, and reading B^-1(n-1) on the right, the printed factors are exact). Test: "
-        "tests/test_lspe.py::test_the_printed_sherman_morrison_is_wrong.",
-        value=f"{sm.printed['step 1/(n+1) as printed']:.1e}")
-    cmp.claim("Sec. IV", "A recursion", "the printed recursion for A(n) is well formed", shapes[0] == shapes[1],
-              "phi(X(n)) phi(X(n+1))^T is 14 x 14 and phi(X(n))^T is 1 x 14: the difference is not defined (NumPy would broadcast the row over every row, a different quantity). We use phi(X(n)) (phi(X(n+1)) - phi(X(n)))^T, checked against batch means in tests/test_lspe.py::test_running_averages_equal_batch_means.",
-              value=f"{shapes[0][0]}x{shapes[0][1]} - {shapes[1][0]}x{shapes[1][1]}")
+        {f"{r.name}: step {r.step}, error {r.error_text}": r.inverts for r in kept},
+        "typo: an off-by-one between two printed lines. The printed factors n/(n-1) and n-1 are exact for the "
+        "averaging step 1/n and wrong for the printed 1/(n+1); which line is wrong is the reader's choice, and "
+        "either correction inverts B(n): "
+        + "; ".join(f"{r.name} (step {r.step}, factors {r.factors}): {r.error_text}" for r in fixed)
+        + ". The B^-1(n) on the right-hand side reads B^-1(n-1) (the unknown cannot appear there). "
+        f"max|B^-1 B - I| after {sm.n_updates} updates from B(1) = B^-1(1) = I. We use the factors 1/(1-b), "
+        "(1-b)/b (tests/test_lspe.py::test_the_printed_sherman_morrison_is_wrong). "
+        f"Searched: {len(sm.readings)} (step, factors) pairs x {sm.n_updates} rank-one updates of a "
+        f"{sm.size} x {sm.size} matrix; an inverse off by more than 1e-8 is detected (rounding stays "
+        "below 1e-12), and the printed pair misses by "
+        f"{as_printed.error:.1e}.",
+        value=f"{as_printed.error:.1e}")
+    holds = [r for r in a_readings if r.well_formed]
+    cmp.claim_by_reading(
+        "Sec. IV", "A recursion", "the printed recursion for A(n) is well formed",
+        {f"{r.name} ({r.shapes[0][0]}x{r.shapes[0][1]} - {r.shapes[1][0]}x{r.shapes[1][1]})": r.well_formed
+         for r in a_readings},
+        "typo: a misplaced parenthesis. As printed, phi(X(n)) (phi(X(n+1)))^T - phi(X(n))^T subtracts a row "
+        "from a 14 x 14 matrix (NumPy would broadcast it over every row, a different quantity); a lost "
+        "transpose does not repair it (a column instead of a row). With the closing parenthesis after "
+        "phi(X(n))^T the increment is phi(X(n)) (phi(X(n+1)) - phi(X(n)))^T, LSPE(0)'s matrix"
+        + (" (equal to it on random features)" if all(r.lspe for r in holds) and holds else "")
+        + ", which we use, checked against batch means in "
+        "tests/test_lspe.py::test_running_averages_equal_batch_means. "
+        f"Searched: {len(a_readings)} readings, each decided by the shapes of its terms (exact), the "
+        "well-formed one also by its values against LSPE(0)'s increment to 1e-12.",
+        value=" | ".join(f"{r.shapes[0][0]}x{r.shapes[0][1]} - {r.shapes[1][0]}x{r.shapes[1][1]}"
+                         for r in a_readings))
 
 
 # --- Section V: the runs, the readings, kappa, the numerical fixes ----------------------------
@@ -843,6 +982,11 @@ def record_single_run_claims(cmp, readings: ReadingsJudgement, ours: RunsSummary
     def counts(verdicts):
         return "; ".join(f"{name}: {v}" for name, v in verdicts.items())
 
+    def searched(verdicts):
+        runs = [v.runs for v in verdicts.values()]
+        return (f" Searched: {len(runs)} readings x {min(runs)} to {max(runs)} single runs ({sum(runs)} runs); "
+                f"{share_reach(runs)}: a reading whose share of runs lies nearer 1/2 stays undetermined.")
+
     u2, u1 = readings.band
     lit = LEARNING_READINGS[2].name     # literal: f_i sampled, eq. (6) reward, arrivals
     lit_act, lit_rew = readings.per_run[lit]
@@ -854,7 +998,8 @@ def record_single_run_claims(cmp, readings: ReadingsJudgement, ours: RunsSummary
         {name: v.verdict for name, v in one_arm.items()},
         f"Runs crawling on average 0.5 to 1.5 sources per period, by reading: {counts(one_arm)}. Mean over runs: ours "
         f"{_est(*ours.active)}, literal {_est(*_mean_ci(lit_act))}. A reading holds (fails) when the 95% Wilson "
-        f"interval of its share of runs lies above (below) 1/2; it is undetermined when the interval contains 1/2.{unjudged}",
+        f"interval of its share of runs lies above (below) 1/2; it is undetermined when the interval contains 1/2.{unjudged}"
+        + searched(one_arm),
         value="; ".join(f"{v.satisfied}/{v.runs}" for v in one_arm.values()))
     cmp.claim_by_reading(
         "Sec. V text", "kappa=2;gamma=0.05;N=10000", "reward around 160 between constantly crawling the second-best and the best arm",
@@ -863,7 +1008,8 @@ def record_single_run_claims(cmp, readings: ReadingsJudgement, ours: RunsSummary
         f"over runs is {_est(*_mean_ci(lit_rew))}, near 160, but single runs scatter from {np.nanmin(lit_rew):.0f} to "
         f"{np.nanmax(lit_rew):.0f}: a run like the paper's is the exception. Ours: the runs settle on different always/rarely "
         f"patterns (mean {_est(*ours.reward)}). A reading is undetermined when the 95% Wilson interval of its share "
-        f"contains 1/2: with 4 to 6 runs, 1 run in the band cannot reject a claim about one run.{unjudged}",
+        f"contains 1/2: with 4 to 6 runs, 1 run in the band cannot reject a claim about one run.{unjudged}"
+        + searched(in_band),
         value="; ".join(f"{v.satisfied}/{v.runs}" for v in in_band.values()))
 
 

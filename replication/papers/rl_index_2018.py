@@ -52,7 +52,8 @@ from ..records import confidence_interval, format_estimate
 from whittle_lib.stats import run_tasks
 from whittle_lib.learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                        learn_whittle_index)
-from .crawling_2015 import index_2018
+from whittle_lib import _portable as _fp
+from .crawling_2015 import _eta_printed, index_2018
 
 __all__ = [
     "index_2018",  # the printed form, kept with the 2015 forms in crawling_2015
@@ -103,6 +104,17 @@ __all__ = [
     "record_projection_order",
     "TableTwo",
     "simulate_table_two",
+    "BELOW_U",
+    "ABOVE_U_STAR",
+    "INDEX_FORMS",
+    "IndexExtension",
+    "index_extensions",
+    "ExtendedIndexRule",
+    "UtilityLaw",
+    "UTILITY_LAWS",
+    "extension_rewards",
+    "ExtensionSweep",
+    "extension_sweep",
     "GreedyComparison",
     "greedy_comparison",
     "learned_row_readings",
@@ -758,6 +770,14 @@ def table_one_settings(model: CrawlingModel, paper: TableTwoPaper) -> SettingChe
     return SettingCheck(tuple(candidates), rewards, rr, matches)
 
 
+def _nearest_other_setting(check: SettingCheck) -> float:
+    """How far the nearest reading of Table I outside ``check.matches`` is from the paper's
+    round robin (the larger miss over ``M = 1`` and ``M = 2`` with either window)."""
+    miss = [min(max(abs(r[0] - check.paper[0]), abs(r[w] - check.paper[1])) for w in (1, 2))
+            for n, r in zip(check.names, check.rewards) if n not in check.matches]
+    return float(min(miss)) if miss else math.inf
+
+
 def record_table_one(cmp, check: SettingCheck) -> None:
     """Record the claim of Table I as printed (``Lambda_i = 25``, ``theta_i`` a rate)."""
     matches = list(check.matches)
@@ -765,7 +785,10 @@ def record_table_one(cmp, check: SettingCheck) -> None:
               matches == ["Lambda=25, mean 1/theta (rate theta)"],
               f"The expected round-robin reward (exact, deterministic model) is within 1 of the paper's {check.paper[0]} (M=1) and {check.paper[1]} (M=2, sliding window) "
               f"only for: {matches}. Lambda=25 gives 10x less; rate theta gives other values. Table II used Lambda_i = 250 and mean base utility theta_i, "
-              f"and round robin with a window sliding by one source (stride 2 gives {check.reward('Lambda=250, mean theta')[2]:.2f}).")
+              f"and round robin with a window sliding by one source (stride 2 gives {check.reward('Lambda=250, mean theta')[2]:.2f}). "
+              f"Searched: {len(check.names)} readings x 2 windows for M=2, each exact (round robin is linear in the arrivals); "
+              f"a reading within 1 of both printed values would have been found, and the nearest other misses by "
+              f"{_nearest_other_setting(check):.1f}.")
 
 
 # -- Sec. 2: the printed deterministic index ----------------------------------------------------
@@ -834,7 +857,12 @@ def record_printed_index(cmp, check: PrintedIndexCheck) -> None:
               check.printed_is_exact,
               f"On the visited states the printed form exceeds the index by u alpha^zeta, more where its floating ceiling rounds zeta up on a visited state (up to {check.gap.max():.1f}); the exact index agrees with the index by definition "
               f"to {check.by_definition_gap:.0e}. On the deterministic model the printed form earns {det_orbit[1][1]:.3f} (M=1) and {det_orbit[2][1]:.3f} (M=2) "
-              f"against {det_orbit[1][0]:.3f} and {det_orbit[2][0]:.3f} for the exact index.")
+              f"against {det_orbit[1][0]:.3f} and {det_orbit[2][0]:.3f} for the exact index. "
+              f"Searched: the printed form on the {check.gap.size} visited states x_1..x_{check.gap.shape[1]} of the "
+              f"{check.gap.shape[0]} sources, exact arithmetic against the exact index; its smallest gap there, "
+              f"{check.gap.min():.3g}, is {check.gap.min() / max(check.by_definition_gap, 1e-300):.0e} times the exact "
+              "index's own disagreement with the index by definition, so a state where the printed form were the index "
+              "would have been found.")
 
 
 # -- Sec. 3: the main learning run (Figs. 1-2) ------------------------------------------------------
@@ -932,7 +960,10 @@ def record_convergence(cmp, conv: WeightConvergence) -> None:
     cmp.claim("Figs. 1-2", "weights", "the index weights converge with and without projection", conv.converged,
               f"Criterion fixed in advance: sd across {conv.n_replications} independent replications below 0.02 (2% of gamma*, k = 1) and the mean over the last quarter of the shown iterations "
               f"within 0.02 of the previous quarter. Measured: sd {conv.spread.max():.4f}, change {conv.settle.max():.4f} ({conv.n_steps} iterations, {conv.burn_in} burn-in). "
-              f"With decreasing steps this is settling, not a proof of convergence (the paper claims none, Lemma 2).")
+              f"With decreasing steps this is settling, not a proof of convergence (the paper claims none, Lemma 2)."
+              + ("" if conv.converged else
+                 f" Searched: one criterion on {conv.n_replications} replications of both learners; a spread or a "
+                 "change above 0.02 is measured directly, with no sampling tolerance."))
 
 
 @dataclass(frozen=True)
@@ -1180,7 +1211,11 @@ def record_projection_order(cmp, readings: ClaimReadings) -> None:
         "Fig. 1", "projection", "the projection acts of the order of 10^2 times in 10^5 iterations", readings.verdicts,
         f"Per learner, median over replications, some source between 10 and 1000 per 1e5. Main run: per source "
         f"{', '.join(f'{v:.0f}' for v in e['median'])} per 1e5 (p = {e['p']}); the count falls as p grows "
-        f"(the free scheme learns corrections up to {e['largest_free']:.2f} of gamma*, so a small p binds often).")
+        f"(the free scheme learns corrections up to {e['largest_free']:.2f} of gamma*, so a small p binds often). "
+        f"Searched: {len(readings.verdicts)} readings (the main run and {len(readings.verdicts) - 1} points of the quick "
+        "sweep); a count is exact given its run and the band [10, 1000] spans two decades, so only a median count within "
+        "resampling noise of an edge could be misjudged; the sweep counts from the first iteration (upper bounds for "
+        "the paper's window).")
 
 
 # -- Sec. 4: Table II --------------------------------------------------------------------------------
@@ -1269,6 +1304,349 @@ def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, 
     runs = {key: getattr(out, "average_reward", out) for key, out in zip(jobs, done)}
     return TableTwo(runs, int(replications), int(n_periods))
 
+
+# -- Table II's Deterministic row: the index outside [u, u*) and the law of U ------------------
+
+#: How a deterministic index may be continued below ``u`` and at or above ``u* = u/(1-alpha)``:
+#: Sec. IV-A prints it for the states the deterministic model visits, ``[u, u*)``, and the
+#: stochastic model leaves that interval (a crawled source restarts at ``U < u`` about half the
+#: time; a source seldom crawled passes ``u*``). "its formula" evaluates the printed expression
+#: there (the exact index: ``(1-alpha) x`` below ``u``, ``x`` above ``u*``; the printed 2018
+#: form: ``(1-alpha) x + alpha u`` below, ``u`` above, its ``log+`` being 0); "its value at u"
+#: and "u*" clip to the ends; "x" is the index by definition above ``u*``; "0" a constant;
+#: "+inf" / "-inf" always / never crawl there (before / after every source inside).
+BELOW_U = ("its formula", "its value at u", "0", "+inf", "-inf")
+ABOVE_U_STAR = ("its formula", "u*", "x", "0", "+inf", "-inf")
+#: The two deterministic indices the "Deterministic" row may mean (Sec. 2 of the notebook).
+INDEX_FORMS = ("exact index", "printed 2018 form")
+
+
+@dataclass(frozen=True)
+class IndexExtension:
+    """A deterministic index (:data:`INDEX_FORMS`) with its continuation outside ``[u, u*)``."""
+
+    form: str
+    below: str
+    above: str
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("form", INDEX_FORMS), ("below", BELOW_U), ("above", ABOVE_U_STAR)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+
+    @property
+    def label(self) -> str:
+        return f"{self.form}; below u: {self.below}; above u*: {self.above}"
+
+
+def index_extensions() -> tuple:
+    """Every continuation of both indices: ``2 x 5 x 6`` less the exact index's ``x`` above
+    ``u*``, which is its formula there (55 in all).
+
+    >>> len(index_extensions())
+    55
+    """
+    return tuple(IndexExtension(f, b, a) for f in INDEX_FORMS for b in BELOW_U for a in ABOVE_U_STAR
+                 if not (f == INDEX_FORMS[0] and a == "x"))
+
+
+_CONSTANT = {"0": 0.0, "+inf": math.inf, "-inf": -math.inf}
+
+
+@dataclass(frozen=True, eq=False)
+class ExtendedIndexRule:
+    """Priorities of many continued indices at once: ``x`` of shape ``(..., S, N)``, one slot
+    per extension (:func:`index_extensions`), each of its own policy (picklable).
+
+    Attributes
+    ----------
+    model : CrawlingModel
+    extensions : tuple of IndexExtension
+    """
+
+    model: CrawlingModel
+    extensions: tuple
+    time_period: int | None = field(default=None, init=False)
+    _masks: tuple = field(default=(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        m, ext = self.model, self.extensions
+        if not ext:
+            raise ValueError("extensions must not be empty")
+        at_u = {INDEX_FORMS[0]: crawling.whittle_index(m.u, m.u, m.alpha),
+                INDEX_FORMS[1]: index_2018(m.u, m.u, m.alpha)}
+        printed = np.array([[e.form == INDEX_FORMS[1]] for e in ext])
+        below_fix = np.array([[e.below != "its formula"] for e in ext])
+        below_val = np.array([at_u[e.form] if e.below == "its value at u"
+                              else np.full(m.n_sources, _CONSTANT.get(e.below, 0.0)) for e in ext])
+        above_x = np.array([[e.above == "x"] for e in ext])
+        above_fix = np.array([[e.above not in ("its formula", "x")] for e in ext])
+        above_val = np.array([m.u_star if e.above == "u*"
+                              else np.full(m.n_sources, _CONSTANT.get(e.above, 0.0)) for e in ext])
+        powers = _fp.power(m.alpha[None, :], np.arange(self._POWERS, dtype=float)[:, None])
+        object.__setattr__(self, "_masks", (printed, below_fix, below_val, above_x, above_fix, above_val,
+                                            powers))
+
+    _POWERS = 4000      # alpha**k tabulated for k < _POWERS (zeta stays below ~200 in floats)
+
+    def _printed_form(self, x):
+        """:func:`index_2018` with ``alpha**zeta`` looked up in a table of ``fp.power(alpha, k)``:
+        the same bits, without two extended-precision powers per state and period."""
+        m = self.model
+        eta = _eta_printed(x, m.u, m.alpha)
+        if eta.size and eta.max() >= self._POWERS:
+            return index_2018(x, m.u, m.alpha)
+        powers = self._masks[-1]
+        p = powers[eta.astype(np.intp), np.arange(m.n_sources)]
+        return eta * ((1 - m.alpha) * x - m.u) + (p + (1 - p) / (1 - m.alpha)) * m.u
+
+    def __call__(self, x, age, t):
+        m = self.model
+        printed, below_fix, below_val, above_x, above_fix, above_val, _ = self._masks
+        x = np.asarray(x, dtype=float)
+        gamma = np.empty(x.shape)
+        on = printed[:, 0]                         # each form only on its own slots (the cost)
+        gamma[..., on, :] = self._printed_form(x[..., on, :])
+        gamma[..., ~on, :] = crawling.whittle_index(x[..., ~on, :], m.u, m.alpha)
+        below, above = x < m.u, x >= m.u_star
+        gamma = np.where(below & below_fix, below_val, gamma)
+        gamma = np.where(above & above_x, x, gamma)
+        return np.where(above & above_fix, above_val, gamma)
+
+
+@dataclass(frozen=True)
+class UtilityLaw:
+    """A law of the new utility ``U`` (Sec. IV-B): Poisson arrivals of rate ``Lambda`` of
+    contents with base utility ``xi`` (``theta_i`` of Table I its mean or its rate), or the
+    deterministic model ``U = u`` (``base_law=None``).
+    """
+
+    label: str
+    arrival_rate: float
+    theta: str = "mean"
+    base_law: str | None = "exponential"
+    base_shape: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.theta not in ("mean", "rate"):
+            raise ValueError(f"theta must be 'mean' or 'rate', got {self.theta!r}")
+        if not self.arrival_rate > 0:
+            raise ValueError(f"arrival_rate must be > 0, got {self.arrival_rate!r}")
+        if self.base_law is not None:
+            crawling._check_base_law(self.base_law, self.base_shape)
+
+    def model(self) -> CrawlingModel:
+        """Table I under this reading (the index uses its ``u``)."""
+        theta = np.array(TABLE_ONE_THETA)
+        return CrawlingModel(theta if self.theta == "mean" else 1 / theta, crawling.table_one().mu,
+                             [float(self.arrival_rate)] * len(theta))
+
+
+#: The laws of ``U`` tried for the Deterministic row: the text's "i.i.d. exponential with
+#: parameter theta_i" with ``theta`` a mean or a rate and ``Lambda_i`` = 250 (the 2015 paper, what
+#: round robin says Table II used) or 25 (Table I as printed); the 2015 paper's other laws of
+#: ``xi`` with mean ``theta`` (it asks only for a finite mean); and the deterministic model.
+UTILITY_LAWS = (
+    UtilityLaw("Lambda=250, exponential xi, mean theta (ours)", 250.0),
+    UtilityLaw("Lambda=250, exponential xi, rate theta", 250.0, "rate"),
+    UtilityLaw("Lambda=25, exponential xi, mean theta", 25.0),
+    UtilityLaw("Lambda=25, exponential xi, rate theta", 25.0, "rate"),
+    UtilityLaw("Lambda=250, xi = theta (Poisson arrivals only)", 250.0, base_law="deterministic"),
+    UtilityLaw("Lambda=250, lognormal xi (s = 1), mean theta", 250.0, base_law="lognormal", base_shape=1.0),
+    UtilityLaw("Lambda=250, lomax xi (a = 3), mean theta", 250.0, base_law="lomax", base_shape=3.0),
+    UtilityLaw("Lambda=250, lomax xi (a = 1.5), mean theta", 250.0, base_law="lomax", base_shape=1.5),
+    UtilityLaw("U = u (the deterministic model)", 250.0, base_law=None),
+)
+
+
+def extension_rewards(law: UtilityLaw, extensions, *, n_periods: int, replications: int,
+                      rng) -> np.ndarray:
+    """Average reward of every continued index (:class:`ExtendedIndexRule`) for ``M = 1`` and
+    ``M = 2``, on common arrivals: the loop of :func:`whittle_lib.models.crawling_policies.simulate`
+    (stochastic model, eq. 17, from ``x = u``, ties to the lowest number), with slots for the
+    extensions and both budgets sharing each period's utilities. Drawn as ``simulate`` draws
+    them with ``replications`` (a test checks that the exact index continued by its formula
+    gives ``simulate``'s rewards), so runs with the same ``rng`` seed see the same arrivals.
+
+    Returns
+    -------
+    ndarray, shape (2, S, replications)
+        For ``M = 1, 2`` and each extension.
+    """
+    if int(n_periods) != n_periods or n_periods < 1:
+        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
+    if int(replications) != replications or replications < 1:
+        raise ValueError(f"replications must be a positive integer, got {replications!r}")
+    model = law.model()
+    rule = ExtendedIndexRule(model, tuple(extensions))
+    rng = np.random.default_rng(rng)
+    R, S, N = int(replications), len(rule.extensions), model.n_sources
+    x = np.broadcast_to(model.u, (R, 2, S, N)).copy()
+    total = np.zeros((R, 2, S))
+    crawl = np.empty(x.shape, dtype=bool)
+    for t in range(int(n_periods)):
+        gamma = rule(x, None, t)
+        crawl[:, 0] = policies.top_m(gamma[:, 0], 1)
+        crawl[:, 1] = policies.top_m(gamma[:, 1], 2)
+        total += np.sum(x, axis=-1, where=crawl)
+        new = (np.broadcast_to(model.u, (R, N)) if law.base_law is None else
+               crawling.sample_new_utility(model, R, rng=rng, base_law=law.base_law,
+                                           base_shape=law.base_shape))
+        new = np.broadcast_to(new[:, None, None, :], x.shape)
+        x *= model.alpha
+        x += new
+        np.copyto(x, new, where=crawl)
+    return np.moveaxis(total / int(n_periods), 0, -1)
+
+
+@dataclass(frozen=True)
+class ExtensionSweep:
+    """Table II's Deterministic row under every continuation of the index and law of ``U``.
+
+    Attributes
+    ----------
+    extensions : tuple of IndexExtension
+    laws : tuple of UtilityLaw
+    rewards : tuple of ndarray
+        Per law, shape ``(2, S, R_law)``: average reward for ``M = 1, 2``, each extension and
+        replication.
+    runs : tuple of (int, int)
+        Per law, ``(replications, periods)``.
+    paper, tolerance : ndarray, shape (2,)
+        The paper's Deterministic row and its tolerance (``data/expected``).
+    """
+
+    extensions: tuple
+    laws: tuple
+    rewards: tuple
+    runs: tuple
+    paper: np.ndarray
+    tolerance: np.ndarray
+
+    @property
+    def mean(self) -> np.ndarray:
+        """``(L, 2, S)``: the mean over replications."""
+        return np.stack([r.mean(axis=-1) for r in self.rewards])
+
+    @property
+    def half_width(self) -> np.ndarray:
+        """``(L, 2, S)``: the 95 % half-width of the mean (0 without randomness or with one run)."""
+        def hw(v):
+            return confidence_interval(v)[1] if v.size > 1 and np.ptp(v) > 0 else 0.0
+        return np.stack([np.apply_along_axis(hw, -1, r) for r in self.rewards])
+
+    @property
+    def distance(self) -> np.ndarray:
+        """``(L, S)``: the larger over ``M = 1, 2`` of ``|mean - paper|`` in tolerances."""
+        gap = np.abs(self.mean - self.paper[None, :, None]) / self.tolerance[None, :, None]
+        return gap.max(axis=1)
+
+    @property
+    def within(self) -> np.ndarray:
+        """``(L, S)``: both printed values within the tolerance of our means."""
+        return self.distance <= 1.0
+
+    @property
+    def n_readings(self) -> int:
+        return len(self.laws) * len(self.extensions)
+
+    def nearest(self) -> tuple:
+        """``(law, extension)`` indices of the pair nearest the paper's (in tolerances)."""
+        return tuple(int(k) for k in np.unravel_index(int(np.argmin(self.distance)), self.distance.shape))
+
+    def pair(self, law: int, ext: int, sep: str = ", ") -> str:
+        m = self.mean[law, :, ext]
+        return f"{m[0]:.2f}{sep}{m[1]:.2f}"
+
+    def _index(self, form: str, below: str = "its formula", above: str = "its formula") -> int:
+        return self.extensions.index(IndexExtension(form, below, above))
+
+    def extension_rows(self, law: int = 0) -> list:
+        """One dict per (index, below ``u``), one column per continuation above ``u*``, each
+        cell the pair ``M=1 / M=2`` under law ``law`` (for a DataFrame)."""
+        rows = []
+        for f in INDEX_FORMS:
+            for b in BELOW_U:
+                row = {"index": f, "below u": b}
+                for a in ABOVE_U_STAR:
+                    known = IndexExtension(f, b, a) in self.extensions
+                    row[f"above u*: {a}"] = (self.pair(law, self._index(f, b, a), " / ") if known
+                                             else "(its formula)")
+                rows.append(row)
+        return rows
+
+    def law_rows(self) -> list:
+        """One dict per law: its runs, the pair of each index continued by its formula, the
+        range over all extensions per ``M``, and how many extensions give both printed values."""
+        rows = []
+        for i, law in enumerate(self.laws):
+            m = self.mean[i]
+            row = {"law of U": law.label, "runs x periods": "{} x {}".format(*self.runs[i])}
+            for f in INDEX_FORMS:
+                row[f"{f} (formula)"] = self.pair(i, self._index(f))
+            for c, M in enumerate((1, 2)):
+                row[f"M={M}, all extensions"] = f"{m[c].min():.2f} .. {m[c].max():.2f}"
+            row["both within tolerance"] = int(self.within[i].sum())
+            rows.append(row)
+        return rows
+
+    def grouped(self, law: int = 0) -> str:
+        """Law ``law``'s extensions grouped by the pair they give (for the note)."""
+        groups = {}
+        for k, e in enumerate(self.extensions):
+            groups.setdefault(self.pair(law, k), []).append(e)
+        parts = []
+        for pair, exts in sorted(groups.items(), key=lambda kv: -float(kv[0].split(",")[0])):
+            names = ", ".join(f"{'exact' if e.form == INDEX_FORMS[0] else 'printed'} [{e.below} | {e.above}]"
+                              for e in exts)
+            parts.append(f"({pair}) {names}")
+        return "; ".join(parts)
+
+    def evidence(self) -> str:
+        """What the sweep found, with its Searched sentence (the note of both rows)."""
+        li, ej = self.nearest()
+        j_ex, j_pr = (self._index(f) for f in INDEX_FORMS)
+        law_pairs = "; ".join(
+            f"{law.label} ({self.runs[i][0]} x {self.runs[i][1]}): exact ({self.pair(i, j_ex)}), printed "
+            f"({self.pair(i, j_pr)}), over all continuations M=1 {self.mean[i, 0].min():.2f} .. "
+            f"{self.mean[i, 0].max():.2f}, M=2 {self.mean[i, 1].min():.2f} .. {self.mean[i, 1].max():.2f}"
+            for i, law in enumerate(self.laws))
+        near = self.distance <= 5.0                                     # (L, S)
+        hw_near = float(self.half_width.max(axis=1)[near].max()) if near.any() else math.nan
+        found = int(self.within.sum())
+        verdict = (f"None gives both {self.paper[0]:.2f} and {self.paper[1]:.2f}" if not found else
+                   f"{found} give both {self.paper[0]:.2f} and {self.paper[1]:.2f}")
+        return (f"Continuations of the index outside [u, u*) tried (below u: {', '.join(BELOW_U)}; above u*: "
+                f"{', '.join(ABOVE_U_STAR)}; [below | above] for the exact index and the printed 2018 form), "
+                f"with the pair (M=1, M=2) each gives under {self.laws[0].label}: {self.grouped(0)}. Laws of U "
+                f"tried, with each index continued by its formula: {law_pairs}. {verdict}; the nearest pair is "
+                f"({self.pair(li, ej)}) ({self.laws[li].label}; {self.extensions[ej].label}), "
+                f"{self.distance[li, ej]:.1f} tolerances away. Searched: {len(self.extensions)} continuations x "
+                f"{len(self.laws)} laws = {self.n_readings} readings on common arrivals, judged by both printed "
+                f"values at the row's tolerances ({self.tolerance[0]:.3f}, {self.tolerance[1]:.3f}); the "
+                f"{int(near.sum())} readings within 5 tolerances of the paper's pair have 95% half-widths of at most "
+                f"{hw_near:.2f} ({self.runs[0][0]} x {self.runs[0][1]} under {self.laws[0].label}, fewer and shorter "
+                "runs under the other random laws): a reading whose expected pair lies within the tolerances would "
+                "have been found unless its mean strayed by more than that")
+
+
+def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications: int, seed,
+                    other: tuple = (4, 2500), max_workers: int | None = None) -> ExtensionSweep:
+    """Run :func:`extension_rewards` for every law (one task per law, on both cores), every run
+    from a generator started at ``seed``: the first law with ``replications`` runs of
+    ``n_periods`` (the arrivals of :func:`simulate_table_two` when it is Table II's law), the
+    deterministic model with one run of ``n_periods``, the other laws with ``other =
+    (replications, periods)`` (shorter: they serve to show how far each law moves the pair)."""
+    exts = index_extensions()
+    runs = tuple((int(replications), int(n_periods)) if i == 0 else
+                 (1, int(n_periods)) if law.base_law is None else tuple(int(v) for v in other)
+                 for i, law in enumerate(laws))
+    jobs = [partial(extension_rewards, law, exts, n_periods=T, replications=R,
+                    rng=np.random.default_rng(seed)) for law, (R, T) in zip(laws, runs)]
+    rewards = tuple(run_tasks(jobs, max_workers=max_workers))
+    return ExtensionSweep(exts, tuple(laws), rewards, runs,
+                          np.array([paper.value["Deterministic", M] for M in (1, 2)]),
+                          np.array([paper.tolerance["Deterministic", M] for M in (1, 2)]))
 
 @dataclass(frozen=True)
 class GreedyComparison:
@@ -1369,6 +1747,22 @@ def learned_row_readings(table: TableTwo, sweep: SweepSummary, paper: TableTwoPa
     return out
 
 
+def _learned_searched(table: TableTwo, sweep: SweepSummary, name: str, M: int, tol: float,
+                      verdicts: dict) -> str:
+    """The Searched sentence of a learned row of Table II: readings, runs, and what one run of
+    the quick sweep can tell apart (its sd scaled from the main run's by the run lengths)."""
+    sd = table.ci(name, M)[2]
+    R_s, T_s = sweep.diff.shape[0], sweep.config.eval_periods
+    sd_s = sd * math.sqrt(table.eval_periods / T_s)
+    points = len(verdicts) - 1 - len(sweep.config.subsidy_at)
+    return (f"Searched: {len(verdicts)} readings, the main run ({table.n_replications} runs of {table.eval_periods} "
+            f"periods), {points} points of the quick sweep ({R_s} runs of {T_s} periods each) and "
+            f"{len(sweep.config.subsidy_at)} brackets between its extremes; a reading counts when one of its single runs "
+            f"lies within the tolerance ({tol:.3f}); one run of {T_s} periods spreads about {sd_s:.2f} (sd; {sd:.2f} "
+            f"for {table.eval_periods} periods), so a sweep point tells apart differences of about {2 * sd_s:.1f}, "
+            "not the second decimal")
+
+
 def _record_table_two_row(cmp, table: TableTwo, name: str, M: int, diagnosis: str,
                           verdicts: dict | None = None) -> None:
     key = ("Table II", f"policy={name};M={M}", "average reward")
@@ -1384,10 +1778,16 @@ def _record_table_two_row(cmp, table: TableTwo, name: str, M: int, diagnosis: st
 
 
 def record_table_two(cmp, table: TableTwo, paper: TableTwoPaper, setting: SettingCheck,
-                     greedy: GreedyComparison, learned_rows: dict) -> None:
+                     greedy: GreedyComparison, learned_rows: dict, sweep: SweepSummary,
+                     extensions: ExtensionSweep) -> None:
     """Record the ten numbers of Table II (a number where one verdict holds under every reading,
     a claim by reading where the learned rows' constants decide), then the printed 2018 form's
-    rewards as new rows (a diagnostic for the Deterministic row)."""
+    rewards as new rows (a diagnostic for the Deterministic row).
+
+    The Deterministic rows are judged under every continuation of the index outside
+    ``[u, u*)`` and every law of ``U`` (``extensions``, :func:`extension_sweep`): a number
+    that deviates if none gives both printed values, a claim by law otherwise. Every note of a
+    verdict against the paper ends with what was searched and what the search could detect."""
     def p(name, M):
         return paper.value[name, M]
     g = greedy.readings
@@ -1397,25 +1797,38 @@ def record_table_two(cmp, table: TableTwo, paper: TableTwoPaper, setting: Settin
     for M in (1, 2):
         c = M - 1
         _record_table_two_row(cmp, table, "Round Robin", M, "round robin is a fixed schedule; its expected reward is exact on the deterministic model "
-                              f"({setting.reward('Lambda=250, mean theta')[0 if M == 1 else 1]:.2f}); a deviation here would mean another setting")
+                              f"({setting.reward('Lambda=250, mean theta')[0 if M == 1 else 1]:.2f}); a deviation here would mean another setting. "
+                              f"Searched: {len(setting.names)} readings of Table I (Sec. 1), each exact; a mean more than the tolerance "
+                              f"({paper.tolerance['Round Robin', M]:.3f}) from the printed value is told apart")
         near = greedy.nearest(c)
         _record_table_two_row(cmp, table, "Greedy", M, f"a fixed schedule: its expected reward is exact ({g.rewards[0, c]:.2f}) whatever the law of the utilities. "
                               f"None of {len(g.names)} readings is within the tolerance of {p('Greedy', M)} (nearest "
                               f"{g.names[near]}: {greedy.values[near, c]:.2f}); the readings: "
                               + "; ".join(f"{g.names[j]} {greedy.values[j, c]:.2f}" for j in np.flatnonzero(~perm))
-                              + f"; {perm.sum()} column permutations, {greedy.values[perm, c].min():.2f} to {greedy.values[perm, c].max():.2f}. Unexplained")
+                              + f"; {perm.sum()} column permutations, {greedy.values[perm, c].min():.2f} to {greedy.values[perm, c].max():.2f}. "
+                              f"Searched: {len(g.names)} readings, {int(g.fixed_schedule.sum())} fixed schedules computed exactly and "
+                              f"{int((~g.fixed_schedule).sum())} judged on one stochastic run (within twice the tolerance); a reading within "
+                              f"the tolerance ({greedy.tolerance[c]:.3f}) of {p('Greedy', M)} would have been found, and the nearest is "
+                              f"{abs(greedy.values[near, c] - p('Greedy', M)):.2f} away, "
+                              f"{abs(greedy.values[near, c] - p('Greedy', M)) / greedy.tolerance[c]:.1f} tolerances. Unexplained")
+        det_found = extensions.within.any(axis=1)
         _record_table_two_row(cmp, table, "Deterministic", M,
-                              f"deviates under both readings of 'Deterministic': the exact index earns {m_det[M][0]:.2f} ± {m_det[M][1]:.2f}, the printed 2018 form "
+                              ("deviates under both readings of 'Deterministic'" if not det_found.any() else "'Deterministic'")
+                              + f": the exact index earns {m_det[M][0]:.2f} ± {m_det[M][1]:.2f}, the printed 2018 form "
                               f"(an extra u alpha^zeta) {m_print[M][0]:.2f} ± {m_print[M][1]:.2f}; the paper's value is {p('Deterministic', M) - m_print[M][0]:+.2f} "
                               f"from the printed form and {p('Deterministic', M) - m_det[M][0]:+.2f} from the exact index"
-                              + ("" if M == 1 else "; for M=2 it is much nearer the printed form (which the greedy rule matches here), a hint that the paper simulated the printed index"))
+                              + ("" if M == 1 else "; for M=2 it is much nearer the printed form (which the greedy rule matches here), a hint that the paper simulated the printed index")
+                              + ". " + extensions.evidence(),
+                              None if not det_found.any() else
+                              {law.label: bool(f) for law, f in zip(extensions.laws, det_found)})
         for name in ("Stochastic without Projection", "Stochastic with Projection"):
             r = learned_rows[name, M]
             diff, reached = r.evidence["diff"], r.evidence["reached"]
             _record_table_two_row(cmp, table, name, M, f"the paper's value is {p(name, M) - p('Deterministic', M):+.2f} from its deterministic row; "
                                   f"ours, learned index minus gamma* over the quick sweep of a0, p and the subsidy reading: "
                                   f"{diff.min():+.2f} to {diff.max():+.2f} "
-                                  f"(rewards {reached.min():.2f} to {reached.max():.2f}); the paper's k, p, kappa, step sizes and run length are not given",
+                                  f"(rewards {reached.min():.2f} to {reached.max():.2f}); the paper's k, p, kappa, step sizes and run length are not given. "
+                                  + _learned_searched(table, sweep, name, M, paper.tolerance[name, M], r.verdicts),
                                   r.verdicts)
     for M in (1, 2):
         mean, half, _ = m_print[M]
@@ -1501,14 +1914,18 @@ def table_two_claims(table: TableTwo, sweep: SweepSummary, paper: TableTwoPaper,
     for s, sub, a, a0 in sweep.readings():
         for v, pv in enumerate(sweep.p_values):
             proj[f"{sub}, a0={a0}, p={pv}"] = bool(np.all(gain[:, s, a, v].mean(axis=0) > 1))
+    size = {"runs": table.n_replications, "periods": table.eval_periods, "sweep_runs": diff.shape[0],
+            "sweep_periods": sweep.config.eval_periods, "sweep_points": diff.shape[1] * diff.shape[2] * P}
     return TableTwoClaims(
-        best=ClaimReadings(best, {
+        best=ClaimReadings(best, size | {
             "tau": tau, "projected": gaps["exact index"]["Stochastic with Projection"],
             "deterministic": table.runs["Deterministic", 1].mean(),
             "greedy": gaps["exact index"]["Greedy"][0],
             "over_printed": gaps["printed form"]["Stochastic with Projection"][0]}),
-        better=ClaimReadings(better, {"sweep_min": sweep_m2.min(), "sweep_max": sweep_m2.max()}),
-        projection=ClaimReadings(proj, {"main": dpf, "gain_max": gain.mean(axis=0)[..., 0].max(),
+        better=ClaimReadings(better, size | {"sweep_min": sweep_m2.min(), "sweep_max": sweep_m2.max(),
+                                             "half_widths": [table.paired("Stochastic with Projection", d, 2)[1]
+                                                             for d in ("Deterministic", _PRINTED)]}),
+        projection=ClaimReadings(proj, size | {"main": dpf, "gain_max": gain.mean(axis=0)[..., 0].max(),
                                         "gain_max_2": gain.mean(axis=0)[..., 1].max()}),
         gaps=gaps)
 
@@ -1522,13 +1939,21 @@ def record_table_two_claims(cmp, claims: TableTwoClaims) -> None:
         f"Paired over the same arrivals: projected learned - exact index = {pd1[0]:+.2f} ± {pd1[1]:.2f} "
         f"({pd1[0] / e['deterministic']:+.2%}), Greedy - exact index = {e['greedy']:+.2f}; "
         f"against the printed form the learned indices gain about {e['over_printed']:+.2f}. "
-        f"Tolerance for 'best' {e['tau']} (the paper's 'very close'); 'very close' = within 1%.")
+        f"Tolerance for 'best' {e['tau']} (the paper's 'very close'); 'very close' = within 1%. "
+        f"Searched: {len(claims.best.verdicts)} readings (2 of 'Deterministic' x 2 of 'best'), every policy paired with "
+        f"it over the same arrivals in {e['runs']} runs of {e['periods']} periods; the 95% half-widths of the "
+        f"differences are at most {max(h for g in claims.gaps.values() for _, h in g.values()):.2f}, so a policy "
+        "better by more than that is detected.")
     e = claims.better.evidence
     cmp.claim_by_reading(
         "Sec. IV-B text", "M=2", "the stochastic index with projection is better than the deterministic index", claims.better.verdicts,
         f"M=2, paired, 95%. In the quick sweep the projected learned index minus gamma* ranges "
         f"{e['sweep_min']:+.2f} to {e['sweep_max']:+.2f}. "
-        f"The paper's 'Deterministic' 328.44 is near what the printed form earns here, not the exact index.")
+        f"The paper's 'Deterministic' 328.44 is near what the printed form earns here, not the exact index. "
+        f"Searched: {len(claims.better.verdicts)} readings: two paired over the same arrivals in {e['runs']} runs of "
+        f"{e['periods']} periods (95% half-widths {', '.join(f'{h:.2f}' for h in e['half_widths'])}: a gain above that "
+        f"is detected) and the quick sweep's {e['sweep_points']} points ({e['sweep_runs']} runs of "
+        f"{e['sweep_periods']} periods each, judged on their means).")
     e = claims.projection.evidence
     cmp.claim_by_reading(
         "Sec. IV-B text", "M=1 and M=2", "projection matters: a significant difference between the stochastic index with and without projection",
@@ -1536,7 +1961,11 @@ def record_table_two_claims(cmp, claims: TableTwoClaims) -> None:
         "Criterion: with minus without projection above 1 for both M (the paper: +16.65 and +26.31). Main run: "
         + ", ".join(f"M={M}: {e['main'][M][0]:+.2f} ± {e['main'][M][1]:.2f}" for M in (1, 2))
         + f". Sweep: largest gain {e['gain_max']:+.2f} (M=1), {e['gain_max_2']:+.2f} (M=2); "
-        f"the loss without projection grows with the index step and with the subsidy at the state.")
+        f"the loss without projection grows with the index step and with the subsidy at the state. "
+        f"Searched: {len(claims.projection.verdicts)} readings: the main run, paired over {e['runs']} runs of "
+        f"{e['periods']} periods (95% half-widths {e['main'][1][1]:.2f} and {e['main'][2][1]:.2f}, well below the "
+        f"criterion of 1, so a gain of 1 would be detected), and {len(claims.projection.verdicts) - 1} points of the "
+        f"quick sweep ({e['sweep_runs']} runs of {e['sweep_periods']} periods, judged on their means).")
 
 
 # -- the subsidy as printed ---------------------------------------------------------------------

@@ -113,6 +113,9 @@ __all__ = [
     "record_transition_law",
     "ThetaCheck",
     "check_theta",
+    "PROPOSITION4_READINGS",
+    "Proposition4Readings",
+    "proposition4_readings",
     "TAU_VALUES",
     "format_iterations_by_tau",
     "record_tau_remark",
@@ -148,7 +151,6 @@ __all__ = [
     "theta_at_paper_tau",
     "Table2Row",
     "table2_results",
-    "format_table2",
     "format_table2_shifted",
     "record_table2",
     "record_dynamic_cheaper",
@@ -1687,6 +1689,155 @@ def check_theta(lam: float, mu: float, gamma: float, K: int, N: int, reference_s
                       exact_cost=float(exact.cost), T_h=float(-run.gain))
 
 
+#: The three readings of Proposition 4's ``theta = tau T(h)(x_hat)`` (an independent referee's,
+#: issue 21): the iteration as printed; ``tau`` on the expectation only (Bertsekas' form,
+#: :func:`whittle_lib.mdp.relative_value_iteration` with ``damping="expectation"``); and
+#: ``theta`` read as the gain of the aperiodicity-transformed model ``(tau c, (1-tau) I + tau P)``,
+#: whose relative value iteration is the printed one.
+PROPOSITION4_READINGS = ("(i) the printed iteration", "(ii) tau on the expectation only",
+                         "(iii) the transformed model")
+
+
+@dataclass(frozen=True)
+class Proposition4Readings:
+    """Proposition 4's ``theta = tau T(h)(x_hat)`` of [TLNC99]_ under its three readings
+    (:data:`PROPOSITION4_READINGS`), at fixed points (:func:`proposition4_readings`).
+
+    Attributes
+    ----------
+    lam, mu, K, N
+        The instance; one per ``gamma``.
+    gammas, taus : tuple of float
+    reference_states : tuple of tuple
+        ``x_hat``: one with ``c(x_hat) = 0`` first (``x_hat*``), then one with ``c(x_hat) > 0``.
+    optimum : dict of float to float
+        ``theta`` for each ``gamma``: the optimal average cost, by policy iteration.
+    transformed : dict of (float, float) to float
+        For each ``(tau, gamma)``, the optimal average cost of the transformed model
+        ``(tau c, (1 - tau) I + tau P)``, by policy iteration on that model.
+    cost : dict of (float, tuple) to float
+        ``c(x_hat)`` for each ``(gamma, x_hat)``.
+    T_h : dict of (str, float, float, tuple) to float
+        ``T(h)(x_hat)`` (``T`` as Proposition 4 defines it, as a cost) at the fixed point of
+        relative value iteration, for each ``(damping, tau, gamma, x_hat)``; ``damping`` is
+        ``"update"`` (the printed iteration) or ``"expectation"`` (Bertsekas' form).
+    tol : float
+        The span rule that stopped each run: the gain is within ``tol`` of its limit.
+    """
+
+    lam: float
+    mu: float
+    K: int
+    N: int
+    gammas: tuple
+    taus: tuple
+    reference_states: tuple
+    optimum: dict
+    transformed: dict
+    cost: dict
+    T_h: dict
+    tol: float
+
+    def rows(self) -> list:
+        """``(reading, tau, x_hat, formula, {gamma: (value, optimum)})``, one per line of the
+        table: (i) ``tau T(h)(x_hat)`` from each ``x_hat`` and ``T(h)(x_hat)`` from ``x_hat*``,
+        (ii) ``tau T(h)(x_hat)`` from each ``x_hat``, (iii) ``tau T(h)(x_hat*)`` against the
+        transformed model's optimum."""
+        i, ii, iii = PROPOSITION4_READINGS
+        star = self.reference_states[0]
+        out = []
+        for t in self.taus:
+            def line(reading, damping, x, formula, scale, optimum):
+                return (reading, t, x, formula,
+                        {g: (scale * self.T_h[(damping, t, g, x)], optimum(g))
+                         for g in self.gammas})
+            theta = self.optimum.get
+            for x in self.reference_states:
+                out.append(line(i, "update", x, "tau T(h)(x_hat)", t, theta))
+            out.append(line(i, "update", star, "T(h)(x_hat)", 1.0, theta))
+            for x in self.reference_states:
+                out.append(line(ii, "expectation", x, "tau T(h)(x_hat)", t, theta))
+            out.append(line(iii, "update", star, "tau T(h)(x_hat)", t,
+                            lambda g: self.transformed[(t, g)]))
+        return out
+
+    @staticmethod
+    def _equal(value: float, optimum: float) -> bool:
+        # 1e-6 relative: far above the span rule's 1e-10 and far below the factor tau
+        return bool(np.isclose(value, optimum, rtol=1e-6, atol=0.0))
+
+    def holds(self, reading: str, x_hat: tuple | None = None,
+              formula: str = "tau T(h)(x_hat)") -> bool:
+        """Whether ``formula`` gives the optimum (of the transformed model, for (iii)) in
+        every line of ``reading`` (from ``x_hat`` only, if given) at every ``tau`` and
+        ``gamma``."""
+        lines = [r for r in self.rows() if r[0] == reading and r[3] == formula
+                 and (x_hat is None or r[2] == tuple(x_hat))]
+        return bool(lines) and all(self._equal(v, o) for r in lines for v, o in r[4].values())
+
+    def to_frame(self):
+        """The lines of :meth:`rows` as a pandas DataFrame: reading, ``tau``, ``x_hat``,
+        ``c(x_hat)``, the formula for ``theta``; per ``gamma`` its value and the optimum; and
+        whether the formula gives the optimum for every ``gamma``."""
+        import pandas as pd
+        records = []
+        for reading, t, x, formula, by_gamma in self.rows():
+            c = {self.cost[(g, x)] for g in self.gammas}
+            rec = {("reading", ""): reading, ("tau", ""): t, ("x_hat", ""): str(x),
+                   ("c(x_hat)", ""): "0" if c == {0.0} else "gamma",
+                   ("theta formula", ""): formula}
+            for g, (v, o) in by_gamma.items():
+                rec[(f"gamma = {g:g}", "value")] = round(v, 6)
+                rec[(f"gamma = {g:g}", "optimum")] = round(o, 6)
+            rec[("= optimum", "")] = ("yes" if all(self._equal(v, o) for v, o in
+                                                    by_gamma.values()) else "no")
+            records.append(rec)
+        frame = pd.DataFrame(records)
+        frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+        return frame
+
+
+def proposition4_readings(lam: float, mu: float, gammas, K: int, N: int, *,
+                          taus=(0.5, 0.1), reference_states=((1, 1, 1), (0, 1, 2)),
+                          tol: float = 1e-10) -> Proposition4Readings:
+    """Proposition 4 of [TLNC99]_ under its three readings (:data:`PROPOSITION4_READINGS`):
+    relative value iteration with each damping (:func:`whittle_lib.mdp.relative_value_iteration`,
+    ``damping="update"`` as printed and ``"expectation"``, Bertsekas' form) run to a fixed point
+    (span rule ``tol``) from each reference state, against the optimum by policy iteration,
+    and against the optimum of the transformed model ``(tau c, (1 - tau) I + tau P)``.
+
+    Examples
+    --------
+    >>> pr = proposition4_readings(0.1, 1.0, (1.4,), 3, 4, taus=(0.5,))
+    >>> [pr.holds(r) for r in PROPOSITION4_READINGS]
+    [False, False, True]
+    >>> pr.holds(PROPOSITION4_READINGS[1], (1, 1, 1)), pr.holds(PROPOSITION4_READINGS[1], (0, 1, 2))
+    (True, False)
+    """
+    gammas, taus = tuple(gammas), tuple(taus)
+    refs = tuple(tuple(x) for x in reference_states)
+    optimum, transformed, cost, T_h = {}, {}, {}, {}
+    for g in gammas:
+        model, space = _q.robots_mdp(lam, mu, g, K, N)
+        optimum[g] = float(_q.robots_dynamic_optimum(lam, mu, g, K, N).cost)
+        pos = [space.state(*x) for x in refs]
+        c = -model.rewards.max(axis=0)
+        cost.update({(g, x): float(c[j]) for x, j in zip(refs, pos)})
+        eye = sparse.identity(space.n_states, format="csr")
+        for t in taus:
+            damped = _mdp.FiniteMDP(tuple((1 - t) * eye + t * P for P in model.transitions),
+                                    t * model.rewards, model.allowed)
+            transformed[(t, g)] = -float(_mdp.policy_iteration(damped).gain)
+            for damping in ("update", "expectation"):
+                run = _mdp.relative_value_iteration(model, tau=t, tol=tol, stopping="span",
+                                                    reference_state=pos, damping=damping)
+                for k, (x, j) in enumerate(zip(refs, pos)):   # T as Prop. 4 defines it
+                    T_h[(damping, t, g, x)] = -float(model.q_values(run.bias[:, k])[:, j].max())
+    return Proposition4Readings(lam=lam, mu=mu, K=K, N=N, gammas=gammas, taus=taus,
+                                reference_states=refs, optimum=optimum,
+                                transformed=transformed, cost=cost, T_h=T_h, tol=tol)
+
+
 #: The dampings ``tau`` of the check of the Sec. 4 remark (:func:`rvi_iterations_by_tau`).
 TAU_VALUES = (0.5, 0.9, 0.99, 0.999, 0.99999, 1.0)
 
@@ -1705,17 +1856,16 @@ def tau_remark_holds(iterations: Mapping) -> bool:
     return all(iterations[a] >= iterations[b] for a, b in zip(taus, taus[1:]))
 
 
-def format_proposition4(cmp, theta: ThetaCheck, iterations: Mapping) -> str:
-    """:meth:`ThetaCheck.report`, the iterations by ``tau`` (:func:`format_iterations_by_tau`)
-    and the verdict :func:`record_tau_remark` recorded, as the notebook prints them (the verdict
-    on Proposition 4 waits for Table 1: :func:`record_proposition4`)."""
+def format_proposition4(cmp, iterations: Mapping) -> str:
+    """The iterations by ``tau`` (:func:`format_iterations_by_tau`) and the verdict
+    :func:`record_tau_remark` recorded, as the notebook prints them (the verdict on
+    Proposition 4 waits for Table 1: :func:`record_proposition4`)."""
     taus = list(iterations)
     last = iterations[taus[-1]]
     flat = next(t for t in taus if all(iterations[u] == last for u in taus[taus.index(t):]))
     trend = ("the count never rises as tau grows" if tau_remark_holds(iterations)
              else "the count rises somewhere as tau grows")
-    return (theta.report() + "\n"
-            + format_iterations_by_tau(iterations) + f"\n  {trend}; it is {last} for every "
+    return (format_iterations_by_tau(iterations) + f"\n  {trend}; it is {last} for every "
             f"tau >= {flat:g}\n"
             + format_verdicts(cmp, ("Sec. 4 text", "the closer tau is to 1 the faster relative "
                                                    "value iteration converges")))
@@ -1735,46 +1885,76 @@ def record_tau_remark(cmp, changed: Mapping, iterations: Mapping) -> None:
               + ". The damping only guards against periodicity; this chain is aperiodic already.")
 
 
-def record_proposition4(cmp, theta: ThetaCheck, paper_tau: ThetaAtPaperTau | None) -> None:
-    """Record Proposition 4's ``theta = tau T(h)(x_hat)`` of [TLNC99]_ under both readings of
-    its ``T``, at the paper's ``tau`` judged by Table 1's printed ``C_d`` (``paper_tau``:
-    :func:`theta_at_paper_tau`, left out off the paper's setting) and at ``tau = 0.5``, where
-    the forms are far apart, at a fixed point (``theta``: :func:`check_theta`)."""
-    t, Th, exact = theta.tau, theta.T_h, theta.exact_cost
-    verdicts, text = {}, ""
+def record_proposition4(cmp, readings: Proposition4Readings,
+                        paper_tau: ThetaAtPaperTau | None) -> None:
+    """Record Proposition 4's ``theta = tau T(h)(x_hat)`` of [TLNC99]_ under its three readings
+    (:data:`PROPOSITION4_READINGS`): at fixed points far from ``tau = 1`` (``readings``:
+    :func:`proposition4_readings`) and at the paper's ``tau`` judged by Table 1's printed
+    ``C_d`` and the printed counts (``paper_tau``: :func:`theta_at_paper_tau`, left out off the
+    paper's setting)."""
+    i, ii, iii = PROPOSITION4_READINGS
+    pr, star, other = readings, readings.reference_states[0], readings.reference_states[-1]
+    taus = " and ".join(f"{t:g}" for t in pr.taus)
+
+    def values(formula_of, t):
+        return "/".join(f"{formula_of(g):.6f}" for g in pr.gammas)
+
+    t0 = pr.taus[0]
+    theta = values(pr.optimum.get, t0)
+    ok_i, ok_ii, ok_ii_pos, ok_iii = (pr.holds(i), pr.holds(ii, star), pr.holds(ii, other),
+                                      pr.holds(iii))
+    at_paper = ""
     if paper_tau is not None:
         pt, n = paper_tau, len(paper_tau.T_h)
-        rows = list(pt.T_h)
-        sep = pt.separating
-        verdicts[f"tau = {pt.tau:g} (the paper's), T as Prop. 4 defines it, judged by Table 1's "
-                 "printed C_d"] = pt.holds("tau T")
-        verdicts[f"tau = {pt.tau:g}, T read as the damped operator (theta = tau^2 T(h)(x_hat)), "
-                 "judged by Table 1"] = pt.holds("tau^2 T")
-        fp = pt.fixed_point
-        text = (f"At the paper's tau = {pt.tau:g}, RVI as the paper ran it (x_hat* = "
-                f"{pt.reference_state}, h_0 = 0) stops with T(h)(x_hat*) printing Table 1's C_d "
-                f"in {pt.n_prints('T')} of {n} rows, tau T(h)(x_hat*) in "
-                f"{pt.n_prints('tau T')}, tau^2 T(h)(x_hat*) in {pt.n_prints('tau^2 T')}. "
-                f"{pt.precision()[0].upper()}{pt.precision()[1:]}: rows "
-                + ", ".join(str(rows.index(s) + 1) for s in sep)
-                + f", where the paper printed T(h)(x_hat*) in "
-                f"{sum(pt.prints('T')[s] for s in sep)}. At the fixed point (tau = {fp.tau:g}, "
-                f"Fig. 7 instance) T(h)(x_hat) = {fp.T_h:.7f} is the optimum {fp.exact_cost:.7f} "
-                f"and tau T(h)(x_hat) = {fp.tau * fp.T_h:.7f}. ")
-    for label, ok in theta.verdicts.items():
-        verdicts[f"tau = {t:g} at a fixed point (Fig. 7 instance), {label}"] = ok
-    text += (f"With tau = {t:g}, T(h)(x_hat) = {Th:.6f} equals the optimum {exact:.6f} of policy "
-             f"iteration; tau T(h)(x_hat) = {t * Th:.6f} is the gain tau theta of the damped "
-             "chain, not the theta of Prop. 3 that the text says the scheme computes. theta = "
-             f"T(h)(x_hat). Searched: {len(verdicts)} readings (2 of T"
-             + (f", at tau = 0.5 on one instance and at the paper's tau on Table 1's "
-                f"{len(paper_tau.T_h)} rows); at the paper's tau only the rows whose digits "
-                "separate the forms can detect a wrong one." if paper_tau is not None
-                else f", at tau = {t:g} on one instance).")
-             )
+        frame = pt.counts_frame().set_index("reading")
+        cols = list(frame.columns)
+        f_i, f_ii = frame.loc[i], frame.loc[ii]
+        ok_i = ok_i and pt.holds("tau T") is not False
+        ok_ii = ok_ii and f_ii[cols[-2]] == n and all(f_ii[c] == f_i[c] for c in cols[2:4])
+        at_paper = (f" At the paper's tau = {pt.tau:g} from x_hat* = {pt.reference_state} "
+                    f"(h_0 = 0, pointwise rule): (i) gives the figures' counts as k in "
+                    f"{f_i[cols[2]]} of {len(pt.figure_counts)}, Table 1's N_iter as k + 1 in "
+                    f"{f_i[cols[3]]} of {n}, and Table 1's C_d as T(h)(x_hat*) in "
+                    f"{f_i[cols[5]]}, as tau T(h)(x_hat*) in {f_i[cols[4]]}; (ii) gives the "
+                    f"same counts ({f_ii[cols[2]]} and {f_ii[cols[3]]}) and C_d as "
+                    f"tau T(h)(x_hat*) in {f_ii[cols[4]]} of {n}. The two forms differ by "
+                    f"(1 - tau) T(h)(x_hat*), {pt.gaps.min():.1e} to {pt.gaps.max():.1e}: the "
+                    f"printed digits separate them in {len(pt.separating)} rows only.")
+    text = (f"Three readings, at fixed points (span rule {pr.tol:g}) at tau = {taus} on the "
+            f"{len(pr.gammas)} instances of Figs. 6-8 (gamma = "
+            + "/".join(f"{g}" for g in pr.gammas) + f"; optimum theta = {theta} by policy "
+            f"iteration). (i) The printed iteration h_(k+1) = (1 - tau) h_k + tau (T h_k - "
+            f"T h_k(x_hat)): its limit gives theta = T(h)(x_hat), so tau T(h)(x_hat) is off by "
+            f"the factor tau (tau = {t0:g}: "
+            f"{values(lambda g: t0 * pr.T_h[('update', t0, g, star)], t0)}). (ii) tau on the "
+            "expectation only (Bertsekas' form, h_(k+1) = (1 - tau) h_k + T_tau h_k - "
+            "T_tau h_k(x_hat), T_tau h = c + tau min_a P_a h): tau T(h)(x_hat) = theta - "
+            f"(1 - tau) c(x_hat), exact when c(x_hat) = 0: from x_hat* = {star} "
+            f"{values(lambda g: t0 * pr.T_h[('expectation', t0, g, star)], t0)} at tau = "
+            f"{t0:g}, from {other} (c = gamma) "
+            f"{values(lambda g: t0 * pr.T_h[('expectation', t0, g, other)], t0)}. (iii) On the "
+            "aperiodicity-transformed model (tau c, (1 - tau) I + tau P), whose relative value "
+            "iteration is the printed one, tau T(h)(x_hat) is that model's gain tau theta "
+            f"(policy iteration on it: {values(lambda g: pr.transformed[(t0, g)], t0)}), not the "
+            "theta of Prop. 3." + at_paper + " So the printed iteration and the printed "
+            "conclusion disagree by the factor tau (a typo between two printed lines); the "
+            f"conclusion holds as printed under (ii) from a reference state of zero cost, such "
+            f"as the x_hat* that fits the counts. Searched: {len(PROPOSITION4_READINGS)} "
+            f"readings x 2 reference states (c = 0 and c = gamma) at tau = {taus} on "
+            f"{len(pr.gammas)} instances"
+            + (f", and (i), (ii) at the paper's tau on Table 1's {len(paper_tau.T_h)} rows and "
+               f"the {len(paper_tau.figure_counts)} figure counts" if paper_tau is not None
+               else "")
+            + "; a formula off the optimum by more than 1e-6 relative at a fixed point would "
+            "have been found.")
+    verdicts = {
+        f"{i}: theta = tau T(h)(x_hat)": ok_i,
+        f"{ii} (Bertsekas' form), x_hat with c(x_hat) = 0, such as x_hat* = {star}": ok_ii,
+        f"{ii}, x_hat with c(x_hat) > 0, such as {other}": ok_ii_pos,
+        f"{iii} (tau c, (1 - tau) I + tau P): theta read as its gain tau theta": ok_iii}
+    gamma = pr.gammas[len(pr.gammas) // 2]
     cmp.claim_by_reading(
-        "Proposition 4",
-        f"N={theta.N};K={theta.K};lambda={theta.lam};mu={theta.mu};gamma={theta.gamma}",
+        "Proposition 4", f"N={pr.N};K={pr.K};lambda={pr.lam};mu={pr.mu};gamma={gamma}",
         "theta = tau T(h)(x_hat)", verdicts, text)
 
 
@@ -2240,43 +2420,6 @@ class Table1Results:
         """``x_hat*`` (our default when Figs. 6-8 give none, or give ours)."""
         return self.reference_states[-1]
 
-    def format(self, cmp=None, changed: Mapping | None = None) -> str:
-        """The table as the notebook prints it. With ``cmp``, the paper's ``C_d`` and
-        ``N_iter`` next to ours, and a last line counting the rows whose ``C_s``, ``N_s``,
-        ``N_min`` and ``N_bar`` print the paper's digits (:func:`prints_as`); a number the paper
-        does not report at this setting (``changed``: the changed parameters) shows as ``-``."""
-        star, default, changed = self.star, self.default, changed or {}
-
-        def paper(s, quantity, *names):
-            key = ("Table 1", with_changed(changed, s, *names), quantity)
-            return cmp.paper(*key) if cmp is not None and cmp.has(*key) else None
-
-        lines = [f"{'':15s} {'static':^12s} {'C_d (pool N_s)':^27s} {'':12s} "
-                 f"{'N_iter (RVI)':^20s}".rstrip(),
-                 f"{_COMPACT_HEAD} {'C_s':>7s} {'N_s':>4s} {'paper':>7s} {'exact':>8s} "
-                 f"{'RVI x_hat*':>10s} {'N_min':>5s} {'N_bar':>6s} {'paper':>5s} {'default':>7s} "
-                 f"{'x_hat*':>6s}"]
-        agree, reported = {q: 0 for q in ("C_s", "N_s", "N_min", "N_bar")}, 0
-        for s, t in self.rows.items():
-            p_cd, p_it = paper(s, "C_d", "mu"), paper(s, "N_iter", "mu", "tau", "rvi_tol",
-                                                      "reference_state")
-            lines.append(f"{_compact_setting(s)} {t.static.cost:7.5f} {t.static.N:4d} "
-                         f"{p_cd.paper if p_cd else '-':>7s} {t.dynamic.cost:8.6f} "
-                         f"{t.rvi[star][1]:10.6f} {t.dynamic.N_min:5d} {t.dynamic.N_mean:6.2f} "
-                         f"{p_it.paper if p_it else '-':>5s} {t.rvi[default][0]:7d} "
-                         f"{t.rvi[star][0]:6d}")
-            ours = {"C_s": t.static.cost, "N_s": t.static.N, "N_min": t.dynamic.N_min,
-                    "N_bar": t.dynamic.N_mean}
-            reported += paper(s, "C_s", "mu") is not None
-            for q, v in ours.items():
-                row = paper(s, q, "mu")
-                agree[q] += bool(row is not None and prints_as(row, v))
-        if reported:
-            lines.append("rows whose value prints as the paper's: "
-                         + ", ".join(f"{q} {n}" for q, n in agree.items())
-                         + f" (of {reported})")
-        return "\n".join(lines)
-
 
 def table1_results(settings, mu: float, reference_state, star=None, *, tau: float, tol: float
                    ) -> Table1Results:
@@ -2544,6 +2687,19 @@ class IterationCounts:
             if not sr.survivors:
                 text += (" So the two groups come from two counting conventions or two versions "
                          "of the code, and no one story explains both.")
+        figs = self.group("Fig.")
+        unifying = (set.intersection(*(set(self.figure_states[key][("zero", 1)])
+                                       for key in figs)) if figs else set())
+        if unifying and self.offsets("Table 1") == {1: nt}:
+            ks = "/".join(str(self.printed[key] - 1) for key in figs)
+            text += (" An independent re-derivation (own code, from the paper alone; also "
+                     "other stopping-rule families, tau, float32 and fixed array positions) "
+                     "found no single convention either: the only unifying readings need a "
+                     "different reference state per experiment, e.g. count k + 1 throughout "
+                     f"with x_hat = {', '.join(map(str, sorted(unifying)))} for the figures (k = "
+                     f"{ks}) and x_hat* for Table 1. (Its report names (1, 2, 2) or (2, 1, 0) "
+                     "for the figures; in its own counts, as in ours, those give k one more "
+                     "than printed, not one fewer.)")
         return text
 
     def evidence(self, key) -> str:
@@ -2690,6 +2846,16 @@ class ThetaAtPaperTau:
     fixed_point : ThetaCheck
         Relative value iteration at ``tau`` run to a fixed point on the Fig. 7 instance
         (:func:`check_theta`).
+    counts : dict of str to (int, int)
+        For each row, the printed ``N_iter`` and ``k``, the updates of the printed iteration
+        when the rule first holds.
+    expectation : dict of str to (int, float)
+        For each row, ``k`` and ``tau T(h)(x_hat*)`` (a cost) where the iteration with ``tau``
+        on the expectation only (reading (ii), :data:`PROPOSITION4_READINGS`) stops, from the
+        same ``x_hat*``, ``h_0 = 0`` and rule.
+    figure_counts : dict of float to (int, int, int)
+        For each figure of Figs. 6-8 with a printed count: the count, and ``k`` of the printed
+        iteration and of reading (ii) from ``x_hat*``.
     """
 
     tau: float
@@ -2697,6 +2863,36 @@ class ThetaAtPaperTau:
     expected: dict
     T_h: dict
     fixed_point: ThetaCheck
+    counts: dict = None
+    expectation: dict = None
+    figure_counts: dict = None
+
+    def counts_frame(self):
+        """Readings (i) and (ii) at the paper's ``tau`` against everything the paper printed
+        from relative value iteration, as a pandas DataFrame: the figures' counts as ``k``,
+        Table 1's as ``k + 1``, and Table 1's ``C_d`` as ``tau T(h)(x_hat*)`` and ``T(h)``."""
+        import pandas as pd
+        i, ii = PROPOSITION4_READINGS[:2]
+        n, nf = len(self.T_h), len(self.figure_counts or {})
+        figs = self.figure_counts or {}
+        rows = []
+        for reading, fig_k, t1_k, tau_T, T in (
+                (i, [f[1] for f in figs.values()], {s: c[1] for s, c in self.counts.items()},
+                 {s: self.value(s, "tau T") for s in self.T_h}, {s: self.T_h[s] for s in self.T_h}),
+                (ii, [f[2] for f in figs.values()], {s: e[0] for s, e in self.expectation.items()},
+                 {s: e[1] for s, e in self.expectation.items()},
+                 {s: e[1] / self.tau for s, e in self.expectation.items()})):
+            rows.append({
+                "reading": reading, "tau": self.tau, "x_hat": str(self.reference_state),
+                f"Figs. 6-8: count = k (of {nf})": sum(k == f[0] for k, f in
+                                                      zip(fig_k, figs.values())),
+                f"Table 1: N_iter = k + 1 (of {n})": sum(t1_k[s] + 1 == self.counts[s][0]
+                                                         for s in self.counts),
+                f"Table 1: C_d = tau T(h)(x_hat) (of {n})": sum(
+                    prints_as(self.expected[s], tau_T[s]) for s in self.T_h),
+                f"Table 1: C_d = T(h)(x_hat) (of {n})": sum(
+                    prints_as(self.expected[s], T[s]) for s in self.T_h)})
+        return pd.DataFrame(rows)
 
     def value(self, setting: str, form: str) -> float:
         """``theta`` of row ``setting`` under ``form`` (:data:`THETA_FORMS`)."""
@@ -2771,11 +2967,13 @@ class ThetaAtPaperTau:
         return "\n".join(lines)
 
 
-def theta_at_paper_tau(cmp, changed: Mapping, t1: Table1Results, fixed_point: ThetaCheck
-                       ) -> ThetaAtPaperTau | None:
+def theta_at_paper_tau(cmp, changed: Mapping, t1: Table1Results, fixed_point: ThetaCheck,
+                       figs: PolicyFigures | None = None) -> ThetaAtPaperTau | None:
     """Proposition 4's ``theta = tau T(h)(x_hat)`` of [TLNC99]_ at the paper's ``tau`` (the
     ``tau`` of ``t1``): which form prints each ``C_d`` of Table 1, from ``x_hat*`` and
-    ``h_0 = 0`` (:func:`table1_results`). ``fixed_point`` is :func:`check_theta` at that ``tau``.
+    ``h_0 = 0`` (:func:`table1_results`), under the printed iteration and under ``tau`` on the
+    expectation only (reading (ii), run here on every row and on the figures of ``figs``),
+    and the counts each gives. ``fixed_point`` is :func:`check_theta` at that ``tau``.
     ``None`` if ``tau`` or ``mu`` is not the paper's, or Table 1 prints no ``C_d`` here."""
     if {"tau", "mu"} & set(changed):
         return None
@@ -2784,9 +2982,32 @@ def theta_at_paper_tau(cmp, changed: Mapping, t1: Table1Results, fixed_point: Th
     expected = {s: cmp.paper(*key) for s, key in keys.items() if cmp.has(*key)}
     if not expected:
         return None
-    return ThetaAtPaperTau(tau=t1.tau, reference_state=t1.star, expected=expected,
-                           T_h={s: t1.rows[s].rvi[t1.star][1] for s in expected},
-                           fixed_point=fixed_point)
+    star = t1.star
+
+    def expectation_run(lam, g, K, N):
+        model, space = _q.robots_mdp(lam, fixed_point.mu, g, K, N)
+        run = _mdp.relative_value_iteration(model, tau=t1.tau, tol=t1.tol, damping="expectation",
+                                            reference_state=space.state(*star))
+        return run.iterations, -t1.tau * float(model.q_values(run.bias)[:, space.state(*star)]
+                                             .max())
+
+    counts, expectation = {}, {}
+    for s in expected:
+        key = ("Table 1", at(s, "mu", "tau", "rvi_tol", "reference_state"), "N_iter")
+        if cmp.has(*key):
+            counts[s] = (int(cmp.paper(*key).paper), t1.rows[s].rvi[star][0])
+        lam, K, g = table_row_parameters(s)
+        expectation[s] = expectation_run(lam, g, K, t1.rows[s].static.N)
+    figure_counts = {}
+    for g, swept in (figs.sweeps.items() if figs is not None else ()):
+        key = _iterations_key(changed, figs, g)
+        if cmp.has(*key):
+            figure_counts[g] = (int(cmp.paper(*key).paper), swept.count_from(star),
+                                expectation_run(figs.lam, g, figs.K, figs.N)[0])
+    return ThetaAtPaperTau(tau=t1.tau, reference_state=star, expected=expected,
+                           T_h={s: t1.rows[s].rvi[star][1] for s in expected},
+                           fixed_point=fixed_point, counts=counts, expectation=expectation,
+                           figure_counts=figure_counts)
 
 
 @dataclass(frozen=True)
@@ -2847,41 +3068,6 @@ def table2_results(cmp, mu: float, *, shifted=TABLE2_SHIFTED_ROWS) -> dict:
             n_max=(n_max_readings(lam, mu, g, K, opt, printed_max) if printed_max != opt.N_max
                    else None))
     return rows
-
-
-def _same_run(a, b) -> bool:
-    """Two dynamic optima print the same ``C_d`` (5 decimals), ``N_min`` and ``N_bar`` (1
-    decimal)."""
-    return (round(a.cost, 5) == round(b.cost, 5) and a.N_min == b.N_min
-            and round(a.N_mean, 1) == round(b.N_mean, 1))
-
-
-def format_table2(cmp, rows: Mapping) -> str:
-    """Two tables as the notebook prints them (:func:`table2_results`): the paper's ``C_d``,
-    ``N_min``, ``N_bar``, ``N_max`` next to ours with a pool that does not bind; then ``C_d``
-    and ``N_max`` under each candidate pool, and the rows where each candidate gives the same
-    ``C_d``, ``N_min`` and ``N_bar`` as the unconstrained pool (it does not bind there)."""
-    quantities = ("C_d", "N_min", "N_bar", "N_max")
-    cols = f"{'C_d':>7s} {'N_min':>5s} {'N_bar':>5s} {'N_max':>5s}"
-    lines = [f"{'':15s} {'paper':^25s} | {'ours, unconstrained pool':^25s}".rstrip(),
-             f"{_COMPACT_HEAD} {cols} | {cols}"]
-    for s, row in rows.items():
-        p = [cmp.paper("Table 2", s, q).paper for q in quantities]
-        u = row.unconstrained
-        lines.append(f"{_compact_setting(s)} {p[0]:>7s} {p[1]:>5s} {p[2]:>5s} {p[3]:>5s} | "
-                     f"{u.cost:7.5f} {u.N_min:5d} {u.N_mean:5.1f} {u.N_max:5d}")
-    heads = ("pool = paper N_max", "pool = 2 N_s", "pool = 3 N_s")
-    lines += ["", (f"{'':15s} | " + " | ".join(f"{h:^18s}" for h in heads)).rstrip(),
-              f"{_COMPACT_HEAD} | " + " | ".join([f"{'pool':>4s} {'C_d':>7s} {'N_max':>5s}"] * 3)]
-    for s, row in rows.items():
-        cells = " | ".join(f"{n:4d} {d.cost:7.5f} {d.N_max:5d}"
-                           for n, d in zip(row.pools, row.runs))
-        lines.append(f"{_compact_setting(s)} | {cells}")
-    same = [sum(_same_run(row.runs[k], row.unconstrained) for row in rows.values())
-            for k in range(len(heads))]
-    lines.append("rows with the unconstrained C_d, N_min and N_bar: "
-                 + ", ".join(f"{h[7:]} {n}" for h, n in zip(heads, same)) + f" (of {len(rows)})")
-    return "\n".join(lines)
 
 
 def _listed(values) -> str:

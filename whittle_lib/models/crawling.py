@@ -73,7 +73,13 @@ _LATTICE_SLACK = 1e-6
 
 
 def _as_positive(name, value, *, open_unit=False):
-    arr = np.asarray(value, dtype=float)
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):             # ragged nested sequences
+        raw = np.asarray(None)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a number or a 1-d array of numbers, got {value!r}")
+    arr = raw.astype(float)
     if arr.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a 1-d array, got shape {arr.shape}")
     bad = ~np.isfinite(arr) | (arr <= 0) | ((arr >= 1) if open_unit else False)
@@ -142,6 +148,9 @@ class CrawlingModel:
         except ValueError:
             raise ValueError("xi_mean, mu and arrival_rate must have the same length, got "
                              f"{xi.size}, {mu.size}, {lam.size}") from None
+        if xi.size == 0:
+            raise ValueError("xi_mean, mu and arrival_rate must describe at least one source, "
+                             "got empty arrays")
         period = float(_as_positive("period", self.period))
         cost = np.broadcast_to(_as_positive("cost", self.cost), xi.shape).copy()
         for name, arr in (("xi_mean", xi), ("mu", mu), ("arrival_rate", lam), ("cost", cost)):

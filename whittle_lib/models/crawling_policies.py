@@ -35,6 +35,8 @@ __all__ = [
 
 # -- priority rules ------------------------------------------------------------------------------
 
+_BLOCK = 1 << 15        # sources per block of the index: its work arrays (256 KiB each) stay in cache
+
 @dataclass(frozen=True)
 class WhittleRule:
     """The Whittle index policy: priority ``gamma_i(x_i)`` (:func:`crawling.whittle_index`).
@@ -46,16 +48,76 @@ class WhittleRule:
     model: CrawlingModel
     time_period: int | None = field(default=None, init=False)
     _constants: tuple = field(default=(), init=False, repr=False, compare=False)
+    _stacked: np.ndarray = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "_constants",
                            crawling._index_constants(self.model.u, self.model.alpha))
+        # the same constants side by side: one gather per period in screened()
+        object.__setattr__(self, "_stacked", np.stack(self._constants, axis=-1))
 
     def __call__(self, x, age, t):
-        gamma = crawling._whittle_index(np.asarray(x, dtype=float), *self._constants)
+        x = np.asarray(x, dtype=float)
+        n = x.shape[-1] if x.ndim else 1
+        if x.ndim == 0 or n <= _BLOCK:
+            gamma = crawling._whittle_index(x, *self._constants)
+        else:
+            # element-wise, so the same bits in blocks of sources that stay in cache (at a
+            # million sources the whole-array passes were bound by memory)
+            gamma = np.empty(np.broadcast_shapes(x.shape, (n,)))
+            for start in range(0, n, _BLOCK):
+                block = slice(start, start + _BLOCK)
+                gamma[..., block] = crawling._whittle_index(
+                    x[..., block], *(c[block] for c in self._constants))
         if np.any(self.model.cost != 1.0):
             gamma /= self.model.cost
         return gamma
+
+    def screened(self, x, M: int) -> np.ndarray:
+        """Priorities that select the same ``M`` sources as the index, computing few indices.
+
+        The index never exceeds the state: ``gamma(x) <= x`` (with ``eta = ceil`` of
+        ``log_alpha`` of ``arg = 1 - (1 - alpha) x / u``, ``x - gamma(x) = u [eta arg -
+        (arg - alpha**eta) / (1 - alpha)] >= u arg (eta - 1) >= 0``; ``gamma = x`` for
+        ``x >= u*``), and its rounding errs by far less than ``1e-12 u*``. So with a level
+        ``t``, the bound ``b = x + 1e-12 u*`` and the candidates ``b >= t``: once ``M``
+        candidates have an index ``>= t``, every other source lies strictly below the ``M``-th
+        largest index. The candidates get their index (the same bits as :meth:`__call__`),
+        the others ``-inf``, and :func:`top_m` selects the same sources, ties and random ties
+        included. ``t`` is first the ``2 M``-th largest index estimated from a strided sample
+        of the sources, and is lowered (to the ``8 M``-th, ...) until it holds. For unit costs
+        and long rows (``N >= 65,536``, ``M <= N / 16``); otherwise the plain index.
+        """
+        x = np.asarray(x, dtype=float)
+        n = x.shape[-1] if x.ndim else 1
+        if x.ndim == 0 or n < _SCREEN_MIN or 16 * M > n or M < 1 \
+                or np.any(self.model.cost != 1.0):
+            return self(x, None, None)
+        margin = self.model.u_star * 1e-12
+        out = np.full(x.shape, -np.inf)
+        stride = max(n // _SCREEN_SAMPLE, 1)
+        sampled = np.take(self._stacked, np.arange(0, n, stride), axis=0)
+        for row, priority in zip(x.reshape(-1, n), out.reshape(-1, n)):
+            # the index of a strided sample places the level t near the (2 M)-th largest index
+            levels = np.sort(crawling._whittle_index(row[::stride], *sampled.T))[::-1]
+            bound = row + margin
+            multiple = 2
+            while multiple * M <= n // 2:
+                t = float(levels[min(multiple * M // stride, levels.size - 1)])
+                candidates = np.flatnonzero(bound >= t)
+                gamma = crawling._whittle_index(row[candidates],
+                                                *np.take(self._stacked, candidates, axis=0).T)
+                if np.count_nonzero(gamma >= t) >= M:     # any t that passes is exact
+                    priority[candidates] = gamma
+                    break
+                multiple *= 4
+            else:
+                priority[:] = self(row, None, None)
+        return out
+
+
+_SCREEN_MIN = 1 << 16   # sources from which WhittleRule.screened computes few indices
+_SCREEN_SAMPLE = 4096   # bounds sampled to place its level t
 
 
 @dataclass(frozen=True)
@@ -156,8 +218,15 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
     if int(M) != M or not 0 <= M <= n:
         raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
     dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape)
-    return rmab.simulate(dynamics, lambda state, t: rule(state.x, state.age, t), M, n_periods,
-                         replications=replications, ties=ties, record=record, rng=rng)
+    if type(rule) is WhittleRule:
+        # the same selection with few indices computed (WhittleRule.screened)
+        def priority(state, t):
+            return rule.screened(state.x, M)
+    else:
+        def priority(state, t):
+            return rule(state.x, state.age, t)
+    return rmab.simulate(dynamics, priority, M, n_periods, replications=replications,
+                         ties=ties, record=record, rng=rng)
 
 
 def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "lowest",

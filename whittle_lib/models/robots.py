@@ -52,23 +52,37 @@ __all__ = [
 ]
 
 
+def _is_number(value) -> bool:
+    """A real number (a 0-d numeric array too); never a bool, a string or None."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+
+
 def _positive(name: str, value: float) -> float:
+    if not _is_number(value):
+        raise TypeError(f"{name} must be a positive finite number, got {value!r}")
     value = float(value)
     if not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be positive and finite, got {value}")
     return value
 
 
+def _integer(name: str, value, minimum: int) -> int:
+    if not _is_number(value) or not math.isfinite(value) or int(value) != value \
+            or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
 def _buffer(K) -> int:
-    if isinstance(K, bool) or int(K) != K or K < 2:
-        raise ValueError(f"K must be an integer >= 2, got {K}")
-    return int(K)
+    return _integer("K", K, 2)
 
 
 def _robots(N) -> int:
-    if isinstance(N, bool) or int(N) != N or N < 1:
-        raise ValueError(f"N must be an integer >= 1, got {N}")
-    return int(N)
+    return _integer("N", N, 1)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ below is ours where the paper's symbol did not survive):
 * The joint problem: ``N`` contents, a cache of ``M`` contents (:math:`\sum_n a_n \le M`),
   discounted total cost (eq. 4), minimised.
 
-Sign convention (``DESIGN.md``). The library maximises rewards and pays the Whittle subsidy for
+Sign convention (as ``arms``). The library maximises rewards and pays the Whittle subsidy for
 the *passive* action. The paper minimises costs and charges a penalty :math:`\lambda` per slot
 for *caching* (eq. 6; its "holding cost" reading, Sec. 3.4). A cost is a negative reward, so the
 arm of :meth:`CachingContent.arm` has ``R0 = -(P0 C)`` and ``R1 = -((1-c) d + h)``; charging

@@ -138,6 +138,9 @@ def theorem51_bound(discount: float) -> float:
     in particular for every chain when :math:`\beta \le 1/2`, and for :math:`P_0 = P_1`
     (Sec. 5, Remark 5). This matches every statement of Sec. 5 that survived extraction.
     """
+    if isinstance(discount, (bool, np.bool_)) or not isinstance(
+            discount, (int, float, np.integer, np.floating)):
+        raise TypeError(f"discount must be a number in (0, 1), got {discount!r}")
     discount = float(discount)
     if not 0.0 < discount < 1.0:
         raise ValueError(f"discount must lie in (0, 1), got {discount!r}")

@@ -51,7 +51,12 @@ class CachingProblem:
         contents = tuple(self.contents)
         if not contents or not all(isinstance(c, CachingContent) for c in contents):
             raise ValueError("contents must be a non-empty sequence of CachingContent")
-        M = int(self.capacity)
+        capacity = self.capacity
+        if isinstance(capacity, (bool, np.bool_)) or not isinstance(
+                capacity, (int, np.integer, float, np.floating)) or not math.isfinite(capacity):
+            raise ValueError(f"capacity must be an integer in 1..{len(contents)}, "
+                             f"got {capacity!r}")
+        M = int(capacity)
         if M != self.capacity or not 1 <= M <= len(contents):
             raise ValueError(f"capacity must be an integer in 1..{len(contents)}, "
                              f"got {self.capacity!r}")

@@ -1,0 +1,72 @@
+"""The package's surface: lazy re-exports, pydoc without matplotlib, docstring references."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import whittle_lib as wl
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLIC_MODULES = ["whittle_lib", "whittle_lib.arms", "whittle_lib.bounds",
+                  "whittle_lib.builders", "whittle_lib.indices", "whittle_lib.mdp",
+                  "whittle_lib.rmab", "whittle_lib.stats", "whittle_lib.models",
+                  "whittle_lib.models.crawling", "whittle_lib.models.crawling_policies",
+                  "whittle_lib.models.robots", "whittle_lib.models.caching",
+                  "whittle_lib.learning", "whittle_lib.learning.lspe",
+                  "whittle_lib.learning.index_learning"]
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+
+
+def test_every_re_exported_name_resolves_to_its_module():
+    for name in wl.__all__:
+        value = getattr(wl, name)
+        assert value is not None
+        if name in wl._EXPORTS:
+            module = __import__(f"whittle_lib.{wl._EXPORTS[name]}", fromlist=[name])
+            assert value is getattr(module, name) and name in module.__all__
+    assert set(wl._EXPORTS) <= set(dir(wl))
+
+
+def test_import_is_light():
+    out = _run("import sys, whittle_lib\n"
+               "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+               "('scipy', 'matplotlib', 'tqdm') or m.startswith('whittle_lib.')))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['whittle_lib._lazy']"
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_pydoc_works_without_matplotlib(module):
+    # sys.modules[name] = None makes every import of matplotlib raise ImportError
+    code = ("import sys, pydoc, importlib\n"
+            "sys.modules['matplotlib'] = None\n"
+            "sys.modules['matplotlib.pyplot'] = None\n"
+            f"module = importlib.import_module({module!r})\n"
+            "text = pydoc.render_doc(module, renderer=pydoc.plaintext)\n"
+            "assert 'matplotlib' not in sys.modules or sys.modules['matplotlib'] is None\n"
+            "print(len(text))")
+    out = _run(code)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) > 200
+
+
+def test_help_of_the_package_works_without_matplotlib():
+    out = _run("import sys; sys.modules['matplotlib'] = None\n"
+               "import whittle_lib; help(whittle_lib)")
+    assert out.returncode == 0, out.stderr
+    assert "relaxation_bound" in out.stdout and "RestlessArm" in out.stdout
+
+
+def test_the_package_docstring_names_only_what_exists():
+    doc = wl.__doc__
+    for path in re.findall(r"[\w/]+\.(?:md|py|toml)\b", doc):
+        assert (ROOT / path).exists() or (ROOT / "whittle_lib" / path).exists(), path
+    for name in re.findall(r"``(\w+)``", doc):
+        assert hasattr(wl, name) or hasattr(wl.models, name) or name in ("import",), name
