@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 KERNEL := whittle-lib
 # What the venv holds besides the library (NumPy, SciPy): see pyproject.toml.
-EXTRAS := notebooks,test,dask
+EXTRAS := notebooks,docs,test,dask
 # Per-cell time limit (seconds) for papermill: a runaway cell fails the run instead of hanging.
 CELL_TIMEOUT ?= 600
 
@@ -21,7 +21,7 @@ PORTABLE_MACHINE ?= nehalem-sse42
 JOBS ?= 2
 
 .PHONY: all venv test test-lib test-notebooks test-portable test-aarch64 machines report bench clean \
-	distclean lock html $(NOTEBOOKS)
+	distclean lock html lab $(NOTEBOOKS)
 
 all: $(NOTEBOOKS) report
 
@@ -46,10 +46,15 @@ $(NOTEBOOKS): %: $(STAMP)
 report: $(STAMP)
 	$(BIN)/python -m replication.report
 
-# The stored notebooks as static HTML under build/html/ with an index page, not executed;
-# MathJax is copied from a Python package, so the pages read the same without network.
+# The site under build/html/ (Sphinx with MyST-NB, docs/conf.py): the stored notebooks, not
+# run, a status page and the library's API; MathJax is copied from a Python package, so the
+# pages read the same without network. Any Sphinx warning fails the build.
 html: $(STAMP)
-	$(BIN)/python tools/make_html.py
+	$(BIN)/python -m replication.site
+
+# JupyterLab on notebooks/ with the project's kernel ($(KERNEL), "Python (whittle_lib)").
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks --MappingKernelManager.default_kernel_name=$(KERNEL)
 
 test: test-lib test-notebooks test-portable
 

@@ -8,12 +8,13 @@
     the comparison of a notebook's numbers with the paper's, estimates at the precision their
     interval supports.
 ``params``
-    a notebook's parameters: read from its ``parameters`` cell, checked by name.
+    a notebook's parameters: papermill reads its ``parameters`` cell, we check the ranges.
 ``figures``
     the figure style; figures saved reproducibly and shown from the saved file.
-``run``, ``check``, ``machines``, ``report``
+``run``, ``check``, ``machines``, ``report``, ``site``
     the runner (``python -m replication.run NN_name``), the byte-for-byte check of results
-    (also under emulated CPUs), the emulated machines, ``REPLICATION.md``.
+    (also under emulated CPUs), the emulated machines, ``REPLICATION.md``, the site
+    (``make html``).
 ``papers``
     per paper: what it printed and the checks of its claims too long for a cell.
 """

@@ -19,9 +19,9 @@ metadata), its figures folder and its results file moved into place:
   results rows changed status or value against the reference;
 - ``--output-root DIR`` writes under ``DIR`` instead (``replication.check``).
 
-Parameters are checked against the notebook's ``parameters`` cell
-(``replication.params``) before a kernel starts: an unknown name, a value that is not a
-Python literal or a value out of range stops the run with exit status 2. As cells run, their
+Parameters are checked against the notebook's ``parameters`` cell (papermill's grammar, read by
+``replication.params``) before a kernel starts: an unknown name, a value that is not a Python
+literal or a value out of range stops the run with exit status 2. As cells run, their
 number and section heading are printed. On failure the staging folder keeps the partial run
 (the notebook with the cells executed so far) and the exit status is 1; on Ctrl-C it is 130.
 """
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import logging
 import os
 import re
 import shutil
@@ -42,40 +41,27 @@ from pathlib import Path
 # WHITTLE_PROJECT_ROOT (a scratch project in the runner's own tests).
 ROOT = Path(os.environ.get("WHITTLE_PROJECT_ROOT") or Path(__file__).resolve().parents[1]).resolve()
 
-# Metadata that changes from run to run without the notebook changing.
-VOLATILE_NOTEBOOK_METADATA = ("papermill", "widgets")
-VOLATILE_CELL_METADATA = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
+# What the stored notebook keeps of its metadata: the kernel, the language and papermill's run
+# time (the status page and the README show it); cells keep their tags.
+KEPT_NOTEBOOK_METADATA = {"kernelspec", "language_info", ("papermill", "duration")}
 INJECTED_TAG = "injected-parameters"
 # Exit statuses: a usage error (bad parameter, unknown notebook), a failed run, Ctrl-C.
 USAGE, FAILED, INTERRUPTED = 2, 1, 130
 
 
-def coalesce_streams(outputs: list) -> list:
-    """Merge adjacent stdout (or stderr) outputs: how the kernel chunks a stream depends on
-    when it flushes, which would make the stored notebook change from run to run."""
-    merged = []
-    for out in outputs:
-        if (out.get("output_type") == "stream" and merged
-                and merged[-1].get("output_type") == "stream"
-                and merged[-1].get("name") == out.get("name")):
-            merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(out["text"])
-        else:
-            merged.append(out)
-    return merged
-
-
 def strip_volatile(nb) -> None:
-    """Remove papermill's run record, timings and widget state, and coalesce streams, in place."""
-    for key in VOLATILE_NOTEBOOK_METADATA:
-        nb.metadata.pop(key, None)
+    """Drop papermill's run record but its duration, the cells' timings and widget state, and
+    merge adjacent stream outputs (how the kernel chunks a stream depends on when it flushes),
+    in place: nbconvert's ``CoalesceStreamsPreprocessor`` and ``ClearMetadataPreprocessor``."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CoalesceStreamsPreprocessor
+
+    CoalesceStreamsPreprocessor().preprocess(nb, {})
+    ClearMetadataPreprocessor(preserve_nb_metadata_mask=KEPT_NOTEBOOK_METADATA,
+                              preserve_cell_metadata_mask={"tags"}).preprocess(nb, {})
     for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = coalesce_streams(cell.outputs)
-        for key in VOLATILE_CELL_METADATA:
-            cell.metadata.pop(key, None)
-        # papermill adds an empty tags list to every cell; keep real tags only
-        if cell.metadata.get("tags") == []:
-            del cell.metadata["tags"]
+        # ClearMetadataPreprocessor leaves Markdown cells alone, where papermill writes too;
+        # and papermill gives every cell a tags list, kept only if it holds a tag
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k == "tags" and v}
 
 
 def drop_injected_parameters(nb) -> None:
@@ -249,10 +235,6 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     from papermill.exceptions import PapermillExecutionError
 
     from replication.params import format_value
-
-    # papermill's own reading of the parameters cell warns about lines with a range (">=" is a
-    # second "="); the cell was checked by replication.params instead
-    logging.getLogger("papermill").setLevel(logging.ERROR)
 
     source = ROOT / "notebooks" / f"{name}.ipynb"
     if output_root is not None:

@@ -72,7 +72,9 @@ def test_notebook_has_one_parameters_cell_and_a_checked_summary(nb):
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_stored_without_volatile_metadata(nb):
     data = json.loads(nb.read_text())
-    assert "papermill" not in data["metadata"]
+    # papermill's run record is dropped but its run time (the site's status page shows it)
+    assert set(data["metadata"].get("papermill", {})) <= {"duration"}
+    assert set(data["metadata"]) <= {"kernelspec", "language_info", "papermill"}
     for cell in data["cells"]:
         assert not {"papermill", "execution"} & set(cell.get("metadata", {}))
 
