@@ -11,9 +11,8 @@ import subprocess
 import pytest
 from test_runner import NB, _command, _env, _fingerprint, _project
 
-from replication.sweep import split_values
-
-pytestmark = pytest.mark.slow
+from replication.records import Row, write_results
+from replication.sweep import changes_table, split_values
 
 
 def _sweep(project, *args, timeout=600):
@@ -45,6 +44,7 @@ def _check_two_points(project, result):
     ]
 
 
+@pytest.mark.slow
 def test_a_sweep_on_a_process_pool_writes_one_folder_per_point_and_one_table(tmp_path):
     project = _project(tmp_path)
     before = _fingerprint(project)
@@ -55,6 +55,7 @@ def test_a_sweep_on_a_process_pool_writes_one_folder_per_point_and_one_table(tmp
     assert not (project / "build" / "runs").exists()
 
 
+@pytest.mark.slow
 def test_a_sweep_on_a_dask_local_cluster(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     project = _project(tmp_path)
@@ -70,6 +71,7 @@ def test_a_sweep_on_a_dask_local_cluster(tmp_path):
     assert _fingerprint(project) == before
 
 
+@pytest.mark.slow
 def test_the_grid_is_the_product_of_the_sweeps_and_unchanged_rows_are_left_out(tmp_path):
     project = _project(tmp_path)
     result = _sweep(project, "--sweep", "n=1,2", "--sweep", "law=exp,det", "--jobs", "2")
@@ -105,3 +107,20 @@ def test_a_bad_sweep_stops_before_any_run(tmp_path, args, message):
 def test_values_split_on_top_level_commas():
     assert split_values("[1, 2],[3, 4]") == ["[1, 2]", "[3, 4]"]
     assert split_values("'a,b', c") == ["'a,b'", "c"]
+
+
+def test_the_table_marks_failed_runs_and_rows_in_one_file_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("WHITTLE_OUTPUT_ROOT", str(tmp_path / "ref"))
+    reference = write_results("x", [Row("T", "a", "q", "", "1.0", status="new"),
+                                    Row("T", "b", "q", "", "2.0", status="new")])
+    monkeypatch.setenv("WHITTLE_OUTPUT_ROOT", str(tmp_path / "run"))
+    fresh = write_results("x", [Row("T", "a", "q", "", "1.0", status="new"),
+                                Row("T", "c", "q", "", "3.0", status="new")])
+    table = changes_table(reference, {"p=1": fresh, "p=2": None, "p=3": reference})
+    assert table.to_dict("records") == [
+        {"item": "T", "setting": "b", "quantity": "q", "reference": "2.0 (new)",
+         "p=1": "-", "p=2": "failed", "p=3": "2.0 (new)"},
+        {"item": "T", "setting": "c", "quantity": "q", "reference": "-",
+         "p=1": "3.0 (new)", "p=2": "failed", "p=3": "-"},
+    ]
+    assert changes_table(reference, {"p=3": reference}).empty
