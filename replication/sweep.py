@@ -187,15 +187,25 @@ def main(args) -> int:
     except ValueError as exc:
         _say(f"bad parameter: {exc}", "nothing was run; the reference is unchanged")
         return USAGE
-    client = None
-    executor = None
+    client = executor = None
     if args.scheduler:
-        from dask.distributed import Client
-        client = Client(args.scheduler)
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            _say("--scheduler needs dask.distributed (the [dask] extra); nothing was run")
+            return USAGE
+        try:
+            client = Client(args.scheduler, timeout="30s")
+        except OSError as exc:  # includes a connection timeout
+            _say(f"cannot reach the dask scheduler {args.scheduler}: {exc}; nothing was run")
+            return USAGE
         executor = client.get_executor()
-    where = f"dask scheduler {args.scheduler}" if client else \
-        f"a process pool of {min(len(points), args.jobs or os.cpu_count() or 1)} workers"
-    print(f"sweeping {args.name} over {len(points)} points on {where} into "
+        where = f"on the dask scheduler {args.scheduler}"
+    else:
+        workers = min(len(points), args.jobs or os.cpu_count() or 1)
+        where = (f"on a process pool of {workers} workers" if workers > 1 else
+                 "one after the other in this process")
+    print(f"sweeping {args.name} over {len(points)} point(s), {where}, into "
           f"build/sweep/{args.name}/", flush=True)
     try:
         table, statuses = run_sweep(args.name, points, kernel=args.kernel,

@@ -67,15 +67,18 @@ def test_a_sweep_on_a_dask_local_cluster(tmp_path):
         result = _sweep(project, "--sweep", "mu=0.5,2.0", "--scheduler",
                         cluster.scheduler_address)
     _check_two_points(project, result)
-    assert "dask scheduler tcp://" in result.stdout
+    assert "on the dask scheduler tcp://" in result.stdout
     assert _fingerprint(project) == before
 
 
 @pytest.mark.slow
 def test_the_grid_is_the_product_of_the_sweeps_and_unchanged_rows_are_left_out(tmp_path):
     project = _project(tmp_path)
+    before = _fingerprint(project)
     result = _sweep(project, "--sweep", "n=1,2", "--sweep", "law=exp,det", "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
+    # n=2,law=exp is the defaults: it too runs in its own folder, not into the reference
+    assert _fingerprint(project) == before
     points = sorted(p.name for p in (project / "build" / "sweep" / NB).iterdir())
     assert points == ["n=1,law=det", "n=1,law=exp", "n=2,law=det", "n=2,law=exp"]
     # n = 1 drops the row k=1; law changes nothing in the demo's results
@@ -94,6 +97,7 @@ def test_the_grid_is_the_product_of_the_sweeps_and_unchanged_rows_are_left_out(t
     (["--sweep", "n=1,2", "-p", "n", "3"], "both swept and given with -p"),
     (["--sweep", "mu"], "--sweep takes NAME=V1,V2"),
     (["--sweep", "mu=1,1.0"], "repeats a value"),
+    (["--sweep", "mu=1", "--jobs", "0"], "--jobs must be a positive integer"),
 ])
 def test_a_bad_sweep_stops_before_any_run(tmp_path, args, message):
     project = _project(tmp_path)
