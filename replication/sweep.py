@@ -16,7 +16,8 @@ reference is never touched. The runs go to any ``concurrent.futures.Executor`` t
 ``client.get_executor()`` of the ``dask.distributed`` scheduler at ``--scheduler`` (its workers
 must see this project's folder and have its environment). At the end one pandas table lists the
 rows of ``data/results/NN_name.csv`` whose value or status differs from the reference at some
-point: item, setting, quantity, the reference, then one column per point.
+point: item, setting, quantity, the reference, then one column per point (the first 40 rows on
+the console, all of them in ``build/sweep/NN_name/changes.csv``).
 """
 
 from __future__ import annotations
@@ -173,9 +174,10 @@ def run_sweep(name: str, points: list[dict], *, kernel: str = "whittle-lib",
     return table, statuses
 
 
-def main(args) -> int:
+def main(args, limit: int = 40) -> int:
     """``python -m replication.run NN_name --sweep ...`` (the arguments parsed by
-    ``replication.run``)."""
+    ``replication.run``); prints the first ``limit`` rows of the table and writes all of them
+    to ``build/sweep/NN_name/changes.csv``."""
     import pandas as pd
 
     from replication.run import FAILED, USAGE, ROOT, _say, _show, replicates_paper
@@ -216,15 +218,20 @@ def main(args) -> int:
             client.close()
     base = ROOT / "build" / "sweep" / args.name
     for label, code in statuses.items():
-        state = "ok" if code == 0 else f"FAILED (exit {code})"
+        moved = int((table[label] != table["reference"]).sum()) if label in table else 0
+        state = f"ok, {moved} rows differ" if code == 0 else f"FAILED (exit {code})"
         print(f"  {label}: {state}, log {_show(base / label / 'run.log')}", flush=True)
     if replicates_paper(args.name):
         if table.empty:
             print("no results row differs from the reference at any point", flush=True)
         else:
+            table.to_csv(base / "changes.csv", index=False)
             print(f"{len(table)} results rows differ from data/results/{args.name}.csv "
-                  f"at some point (value (status)):", flush=True)
-            with pd.option_context("display.max_rows", None, "display.max_columns", None,
-                                   "display.width", 200, "display.max_colwidth", 40):
-                print(table.to_string(index=False), flush=True)
+                  f"at some point (value (status); all in {_show(base / 'changes.csv')}):",
+                  flush=True)
+            with pd.option_context("display.width", 250):
+                print(table.head(limit).to_string(index=False, max_colwidth=40), flush=True)
+            if len(table) > limit:
+                print(f"... {len(table) - limit} more rows in {_show(base / 'changes.csv')}",
+                      flush=True)
     return 0 if all(code == 0 for code in statuses.values()) else FAILED

@@ -35,6 +35,8 @@ def _check_two_points(project, result):
         assert (folder / "notebooks" / f"{NB}.ipynb").exists()
         assert (folder / "data" / "results" / f"{NB}.csv").exists()
         assert "ok:" in (folder / "run.log").read_text()
+    assert "mu=0.5: ok, 1 rows differ" in result.stdout
+    assert "mu=2.0: ok, 2 rows differ" in result.stdout
     table = _table(result.stdout)
     # mu = 0.5 halves x at k = 1; mu = 2 doubles it and breaks the claim; x at k = 0 stays 0
     assert table == [
@@ -51,6 +53,10 @@ def test_a_sweep_on_a_process_pool_writes_one_folder_per_point_and_one_table(tmp
     result = _sweep(project, "--sweep", "mu=0.5,2.0", "--jobs", "2")
     _check_two_points(project, result)
     assert "a process pool of 2 workers" in result.stdout
+    saved = (project / "build" / "sweep" / NB / "changes.csv").read_text().splitlines()
+    assert saved[0] == "item,setting,quantity,reference,mu=0.5,mu=2.0"
+    assert saved[1:] == ["Table 1,k=1,x,1.000 (new),0.500 (new),2.000 (new)",
+                         "Claim,mu,small,claim-holds,claim-holds,claim-fails"]
     assert _fingerprint(project) == before
     assert not (project / "build" / "runs").exists()
 
@@ -79,7 +85,7 @@ def test_the_grid_is_the_product_of_the_sweeps_and_unchanged_rows_are_left_out(t
     assert result.returncode == 0, result.stdout + result.stderr
     # n=2,law=exp is the defaults: it too runs in its own folder, not into the reference
     assert _fingerprint(project) == before
-    points = sorted(p.name for p in (project / "build" / "sweep" / NB).iterdir())
+    points = sorted(p.name for p in (project / "build" / "sweep" / NB).iterdir() if p.is_dir())
     assert points == ["n=1,law=det", "n=1,law=exp", "n=2,law=det", "n=2,law=exp"]
     # n = 1 drops the row k=1; law changes nothing in the demo's results
     assert _table(result.stdout) == [
