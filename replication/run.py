@@ -2,6 +2,7 @@
 
     python -m replication.run 05_robot_queue [--kernel K] [--cell-timeout S] [-p NAME VALUE]...
     python -m replication.run 05_robot_queue --help     # lists the notebook's parameters
+    python -m replication.run 05_robot_queue --sweep NAME=V1,V2 [--jobs N | --scheduler ADDR]
 
 The notebook runs with ``notebooks/`` as working directory into a staging folder; the
 environment variable ``WHITTLE_OUTPUT_ROOT`` points the library's writers
@@ -332,6 +333,17 @@ def _parser(name: str | None = None, add_help: bool = True) -> argparse.Argument
     parser.add_argument("--output-root", type=Path, default=None,
                         help="write the notebook, figures and results under this folder "
                              "instead of replacing the reference")
+    sweep = parser.add_argument_group("sweep (replication.sweep)")
+    sweep.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...",
+                       help="run once per point of the product of the sweeps, each into "
+                            "build/sweep/<nb>/<point>/, and print the results rows that differ "
+                            "from the reference")
+    sweep.add_argument("--executor", choices=["process"], default="process",
+                       help="run the points in a process pool of --jobs workers (default)")
+    sweep.add_argument("--jobs", type=int, default=None,
+                       help="workers of the process pool (default: the number of CPUs)")
+    sweep.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run the points on this dask.distributed scheduler instead")
     return parser
 
 
@@ -344,6 +356,12 @@ def main(argv=None) -> int:
         _say(f"no notebook notebooks/{name}.ipynb")
         return USAGE
     args = _parser(name).parse_args(argv)
+    if args.sweep:
+        if args.output_root is not None:
+            _say("--output-root and --sweep exclude each other (a sweep writes build/sweep/)")
+            return USAGE
+        from replication import sweep
+        return sweep.main(args)
     try:
         parameters = check_parameters(args.name, args.parameter)
     except ValueError as exc:
