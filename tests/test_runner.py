@@ -61,7 +61,10 @@ def _notebook() -> nbformat.NotebookNode:
              "fig, ax = plt.subplots(figsize=(2, 2))\nax.plot([0, 1], [0, params.mu])\n"
              f"import replication.figures\nreplication.figures.save_figure(fig, '{NB}', 'line')"),
         md("## 3. Summary"),
-        code("import time\ntime.sleep(params.sleep)\n"
+        code("import os, pathlib, time\n"
+             "if os.environ.get('DEMO_STARTED'):   # tells the Ctrl-C test this cell runs\n"
+             "    pathlib.Path(os.environ['DEMO_STARTED']).touch()\n"
+             "time.sleep(params.sleep)\n"
              f"R.write_results('{NB}', rows)\nprint('written')"),
     ]
     return nb
@@ -277,16 +280,17 @@ def test_ctrl_c_keeps_the_reference_and_writes_the_partial_notebook(tmp_path):
     before = _fingerprint(project)
     # A terminal's Ctrl-C signals the whole foreground process group: emulate it with a group
     # of our own.
+    started = tmp_path / "started"                         # the last cell touches it
+    env = dict(_env(project), DEMO_STARTED=str(started))
     proc = subprocess.Popen(_command(project, "-p", "sleep", "60"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(project),
+                            stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
     try:
-        seen = []
-        for line in proc.stdout:                           # wait until the last cell runs
-            seen.append(line)
-            if "3. Summary" in line:
-                break
-        time.sleep(2)                                      # let the cell start sleeping
+        # Wait for the cell's own signal, not for a guess of how long a loaded machine takes.
+        deadline = time.monotonic() + 300
+        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the last cell never started"
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:
