@@ -613,6 +613,25 @@ def _check_discount(discount) -> float | None:
     return float(discount)
 
 
+def _check_run(n_periods, warmup, discount, replications, M, n_arms: int, threshold):
+    """The checks :func:`simulate` and :func:`simulate_counts` share; the counts as ints."""
+    n_periods = _check_count("n_periods", n_periods, 1)
+    warmup = _check_count("warmup", warmup, 0)
+    discount = _check_discount(discount)
+    if discount is not None and warmup:
+        raise ValueError("a discounted run counts from the initial states: warmup must be 0 "
+                         f"with discount={discount!r}, got warmup={warmup!r}")
+    if replications is not None:
+        replications = _check_count("replications", replications, 1)
+    if isinstance(M, bool) or not isinstance(M, (int, np.integer, float)) or int(M) != M \
+            or not 0 <= M <= n_arms:
+        raise ValueError(f"M must be an integer in [0, N={n_arms}], got {M!r}")
+    if threshold is not None and (not isinstance(threshold, (int, float, np.number))
+                                  or np.isnan(threshold)):
+        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
+    return n_periods, warmup, discount, replications
+
+
 def _nan_priority_error(priority, states, dynamics, t: int) -> ValueError:
     where = np.argwhere(np.isnan(priority))[0]
     arm = int(where[-1])
@@ -697,23 +716,11 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
     """
     dynamics = _as_dynamics(dynamics)
     rule = _as_rule(rule)
-    n_periods = _check_count("n_periods", n_periods, 1)
-    warmup = _check_count("warmup", warmup, 0)
-    discount = _check_discount(discount)
-    if discount is not None and warmup:
-        raise ValueError("a discounted run counts from the initial states: warmup must be 0 "
-                         f"with discount={discount!r}, got warmup={warmup!r}")
-    if replications is not None:
-        replications = _check_count("replications", replications, 1)
+    n = dynamics.n_arms
+    n_periods, warmup, discount, replications = _check_run(
+        n_periods, warmup, discount, replications, M, n, threshold)
     if ties not in _TIES:
         raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
-    n = dynamics.n_arms
-    if isinstance(M, bool) or not isinstance(M, (int, np.integer, float)) or int(M) != M \
-            or not 0 <= M <= n:
-        raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
-    if threshold is not None and (not isinstance(threshold, (int, float, np.number))
-                                  or np.isnan(threshold)):
-        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
     M = int(M)
     if isinstance(rule, IndexRule):
         rule.check(n, dynamics.n_states if isinstance(dynamics, FiniteArms) else None)
@@ -804,20 +811,8 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
         raise ValueError(f"the index of state {x} is nan; a non-indexable arm's "
                          "WhittleIndexResult has nan indices where its computation stopped")
     N = int(counts.sum())
-    n_periods = _check_count("n_periods", n_periods, 1)
-    warmup = _check_count("warmup", warmup, 0)
-    discount = _check_discount(discount)
-    if discount is not None and warmup:
-        raise ValueError("a discounted run counts from the initial states: warmup must be 0 "
-                         f"with discount={discount!r}, got warmup={warmup!r}")
-    if replications is not None:
-        replications = _check_count("replications", replications, 1)
-    if isinstance(M, bool) or not isinstance(M, (int, np.integer, float)) or int(M) != M \
-            or not 0 <= M <= N:
-        raise ValueError(f"M must be an integer in [0, N={N}], got {M!r}")
-    if threshold is not None and (not isinstance(threshold, (int, float, np.number))
-                                  or np.isnan(threshold)):
-        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
+    n_periods, warmup, discount, replications = _check_run(
+        n_periods, warmup, discount, replications, M, N, threshold)
     rng = np.random.default_rng(rng)
     order = np.argsort(-table, kind="stable")               # states by decreasing index
     eligible = np.ones(n, dtype=bool) if threshold is None else table[order] > threshold
