@@ -16,6 +16,8 @@ from scipy import optimize
 import whittle_lib as wl
 from whittle_lib import arms, bounds, indices, mdp, rmab
 
+from joint_chain import index_policy_chain
+
 
 def _random_arm(n, seed):
     rng = np.random.default_rng(seed)
@@ -128,20 +130,8 @@ def _gain(arm, lam):
 def _joint_average(arm_list, priorities, M, threshold=None):
     """Exact long-run average reward of an index policy: the joint chain's stationary law
     (best over its recurrent classes, so an upper estimate if the chain is multichain)."""
-    sizes = [a.n_states for a in arm_list]
-    states = list(itertools.product(*[range(k) for k in sizes]))
-    pos = {s: i for i, s in enumerate(states)}
-    P = np.zeros((len(states), len(states)))
-    r = np.zeros(len(states))
-    active_count = 0
-    for s in states:
-        act = rmab.top_m([priorities[i][x] for i, x in enumerate(s)], M, threshold=threshold)
-        active_count = max(active_count, int(act.sum()))
-        rows = [(a.P1 if act[i] else a.P0)[s[i]] for i, a in enumerate(arm_list)]
-        r[pos[s]] = sum((a.R1 if act[i] else a.R0)[s[i]] for i, a in enumerate(arm_list))
-        for t in states:
-            P[pos[s], pos[t]] = np.prod([rows[i][t[i]] for i in range(len(arm_list))])
-    assert active_count <= M
+    _, P, r, most_active = index_policy_chain(arm_list, priorities, M, threshold)
+    assert most_active <= M
     return float(np.max(mdp.stationary_distributions(P) @ r))
 
 

@@ -5,7 +5,6 @@ the caching policies' sort-based one), the exact long-run average of the joint M
 small systems, and the relaxation as a linear program over occupation measures (SciPy HiGHS).
 """
 
-import itertools
 
 import numpy as np
 import pytest
@@ -13,6 +12,8 @@ from scipy import optimize
 
 from whittle_lib import arms, indices, mdp, rmab
 from whittle_lib.models import crawling_policies as policies
+
+from joint_chain import index_policy_chain
 
 
 def _random_arm(n, seed):
@@ -68,17 +69,7 @@ def test_top_m_names_bad_arguments():
 
 def _joint_average(arm_list, priorities, M):
     """Exact long-run average reward of the index policy: the joint chain's stationary law."""
-    sizes = [a.n_states for a in arm_list]
-    states = list(itertools.product(*[range(k) for k in sizes]))
-    pos = {s: i for i, s in enumerate(states)}
-    P = np.zeros((len(states), len(states)))
-    r = np.zeros(len(states))
-    for s in states:
-        act = rmab.top_m([priorities[i][x] for i, x in enumerate(s)], M)
-        rows = [(a.P1 if act[i] else a.P0)[s[i]] for i, a in enumerate(arm_list)]
-        r[pos[s]] = sum((a.R1 if act[i] else a.R0)[s[i]] for i, a in enumerate(arm_list))
-        for t in states:
-            P[pos[s], pos[t]] = np.prod([rows[i][t[i]] for i in range(len(arm_list))])
+    _, P, r, _ = index_policy_chain(arm_list, priorities, M)
     return float(mdp.stationary_distribution(P) @ r)
 
 

@@ -9,12 +9,13 @@ here as an oracle), the stationary law and the discounted value of the joint Mar
 periods, computed exactly on the same chain.
 """
 
-import itertools
 
 import numpy as np
 import pytest
 
 from whittle_lib import arms, indices, mdp, rmab, stats
+
+from joint_chain import index_policy_chain
 
 
 def _random_arm(n, seed):
@@ -99,20 +100,9 @@ def test_a_short_arm_never_leaves_its_states():
     assert rmab.sample_next(former.cdf[0, 0, 0], u[:1]).tolist() == [10]
 
 
-def _joint_chain(arm_list, tables, M, discount_rewards=False):
-    """The joint chain of the index policy (ties to the lowest arm): states, P, r, counts."""
-    sizes = [a.n_states for a in arm_list]
-    states = list(itertools.product(*[range(k) for k in sizes]))
-    pos = {s: i for i, s in enumerate(states)}
-    P = np.zeros((len(states), len(states)))
-    r = np.zeros(len(states))
-    for s in states:
-        act = rmab.top_m([tables[i][x] for i, x in enumerate(s)], M)
-        rows = [(a.P1 if act[i] else a.P0)[s[i]] for i, a in enumerate(arm_list)]
-        r[pos[s]] = sum((a.R1 if act[i] else a.R0)[s[i]] for i, a in enumerate(arm_list))
-        for t in states:
-            P[pos[s], pos[t]] = np.prod([rows[i][t[i]] for i in range(len(arm_list))])
-    return states, P, r
+def _joint_chain(arm_list, tables, M):
+    """The joint chain of the index policy (ties to the lowest arm): states, P, r."""
+    return index_policy_chain(arm_list, tables, M)[:3]
 
 
 def test_simulated_average_with_warmup_is_the_exact_average_within_its_interval():
