@@ -2134,8 +2134,8 @@ def model_report(base: CachingContent, linear: CachingContent, cost_scale: float
 
 
 #: The note of the row "assumption 3 holds" for the linear missing cost (Sec. 2 model).
-LINEAR_COST_NOTE = ("ours: the linear missing cost violates Assumption 3 (our reading) at the bottom "
-                    "level, as argued in Sec. 1 of the notebook")
+LINEAR_COST_NOTE = ("ours: the linear missing cost violates Assumption 3 (our reading) at the "
+                    "bottom level, as argued in Sec. 1 of the notebook")
 
 
 def model_note(cost_scale: float) -> str:
@@ -2304,9 +2304,9 @@ def _instance_text(ce: ThresholdCounterexample) -> str:
 
 
 def theorem31_readings(checks: Theorem3Checks, search: Theorem31Search) -> tuple[dict, str]:
-    """``(verdicts, evidence)`` of Theorem 3.1 of [PS23] (a threshold policy is optimal, :math:`\\tau_1 \\le
-    \\tau_0`) judged under both readings of Assumption 1's lost quantifier, each with and
-    without the condition the proof of Lemma 2 needs: constant chains (our grid,
+    """``(verdicts, evidence)`` of Theorem 3.1 of [PS23] (a threshold policy is optimal,
+    :math:`\\tau_1 \\le \\tau_0`) judged under both readings of Assumption 1's lost quantifier,
+    each with and without the condition the proof of Lemma 2 needs: constant chains (our grid,
     ``checks.a``, and the constant searches) and level-dependent chains (the level-dependent
     searches, and family (c) of ``checks``): the arguments after the key of
     ``Comparison.claim_by_reading``."""
