@@ -1,5 +1,6 @@
 """The readings and sweeps that judge Pavamana & Singh (2023): references and invariants."""
 
+import dataclasses
 import itertools
 import warnings
 
@@ -162,9 +163,20 @@ def test_joint_contents_weight_the_costs_and_check_lengths():
 
 
 def test_validate_parameters_names_a_pair_of_the_wrong_length():
-    p = {"fetch_costs_fig2": [1.0], "discounts_fig3": [0.5, 0.9]}
+    p = {"n_levels": 10, "cost_scale": 2.0, "discount": 0.9}
+    P.validate_parameters(p, P.PROFILES["default"])
     with pytest.raises(ValueError, match="fetch_costs_fig2"):
-        P.validate_parameters(p)
+        P.validate_parameters(p, dataclasses.replace(P.PROFILES["default"], fetch_costs_fig2=(1.0,)))
+    with pytest.raises(ValueError, match="joint_chains"):
+        P.validate_parameters(p, dataclasses.replace(P.PROFILES["default"], joint_weights=(1.0,)))
+
+
+def test_every_profile_is_frozen_and_valid_at_the_notebook_defaults():
+    p = {"n_levels": 10, "cost_scale": 2.0, "discount": 0.9}
+    for profile in P.PROFILES.values():
+        P.validate_parameters(p, profile)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            profile.discounts_fig3 = (0.1, 0.2)
 
 
 def test_assumption_readings_match_the_report_and_lemma2():
@@ -333,17 +345,7 @@ def test_chain_label_groups_by_the_first_field():
     assert P.chain_label(("base", 1.0)) == "chain base"
 
 
-# --- the notebook's computations and the rows they record ----------------------------------------
-
-class _Recorder:
-    """Stands in for a Comparison: keeps every call ``(kind, args)`` in order."""
-
-    def __init__(self):
-        self.calls = []
-
-    def __getattr__(self, kind):
-        return lambda *args, **kw: self.calls.append((kind, args))
-
+# --- the notebook's computations and the evidence of its rows ----------------------------------------
 
 def test_model_report_and_rows_match_the_notebook_at_its_defaults():
     # the values the notebook printed and recorded (K = 10, C = 2 sqrt(r), base chain, d = 1)
@@ -353,11 +355,9 @@ def test_model_report_and_rows_match_the_notebook_at_its_defaults():
     text = P.model_report(base, linear, 2.0)
     assert "R0 = -(P0 C)(k) for k = 0..3: -0.400, -1.766, -2.790, -3.444" in text
     assert "Assumption 3: P0 C and P1 C concave                      holds       fails" in text
-    rec = _Recorder()
-    P.record_model(rec, base, linear, 2.0)
-    assert [(k, a[:4]) for k, a in rec.calls] == [
-        ("new", ("Sec. 2 model", "K=10;C=2sqrt(r);base chain", "assumptions 1-3 hold", "True")),
-        ("new", ("Sec. 2 model", "K=10;C=r;base chain", "assumption 3 holds", "False"))]
+    assert C.check_assumptions(base).assumptions_1_to_3 and not C.check_assumptions(linear).assumption3
+    assert P.model_note(2.0).startswith("ours: levels r = 0..K-1, C(r) = 2 sqrt(r)")
+    assert "violates Assumption 3" in P.LINEAR_COST_NOTE
 
 
 def test_tau_identity_gap_is_zero_to_rounding():
@@ -377,11 +377,12 @@ def test_theorem3_checks_draw_each_family_from_its_own_stream():
     np.testing.assert_array_equal(th.c.contents[0].P1, ref_c[0].P1)
     assert th.a2.n == int(th.a.lemma2.sum()) and len(th.concave_c) == th.c.failures().n
     assert th.report().count("\n") == 6
-    rec = _Recorder()
-    P.record_theorems_3(rec, th)                     # Theorem 3.2, then the two rows of ours
-    assert [(k, a[0]) for k, a in rec.calls] == [("claim_by_reading", "Theorem 3.2"),
-                                                 ("new", "Theorem 3.1"), ("new", "Theorem 3.2")]
-    assert rec.calls[1][1][3] == f"{th.b.threshold}/4 (A1-A3); {th.c.threshold}/4 (A1-A3 and Lemma 2)"
+    verdicts, evidence = P.theorem32_readings(th)
+    assert list(verdicts.values()) == [th.a.indexable == th.a.n, th.a2.indexable == th.a2.n]
+    assert evidence.startswith("The engine's exact test")
+    ours = P.extension_rows(th)
+    assert list(ours) == ["Theorem 3.1", "Theorem 3.2"]
+    assert ours["Theorem 3.1"][0] == f"{th.b.threshold}/4 (A1-A3); {th.c.threshold}/4 (A1-A3 and Lemma 2)"
 
 
 def test_repair_readings_are_repair_reading_under_each_reading():
@@ -397,12 +398,10 @@ def test_repair_readings_are_repair_reading_under_each_reading():
     # the note, then per reading its name, the header and a line a row
     assert rr.table().count("\n") == 2 * len(rr.readings) + n_rows
     assert rr.table().startswith("only contents violating Assumption 3 are listed")
-    rec = _Recorder()
-    P.record_sec4(rec, rr)
-    assert [a[2] for _, a in rec.calls] == [
-        "changing C(r_1), C(r_2) restores Assumptions 2 and 3 in some cases",
-        "the modified contents are indexable"]
-    assert rec.calls[0][1][4].startswith("Contents violating Assumption 3, of 1: R1 ")
+    sec4 = P.sec4_readings(rr)
+    assert list(sec4) == ["restores", "indexable"]
+    assert [k.split(":")[0] for k in sec4["restores"][0]] == list(rr.readings)   # one per reading
+    assert sec4["restores"][1].startswith("Contents violating Assumption 3, of 1: R1 ")
 
 
 def test_index_figures_at_the_notebook_defaults():
@@ -430,10 +429,9 @@ def test_sweep_report_and_rows_of_figs_2_to_4():
     figs = P.index_figures(chains["base"], chains["rising"], chains["falling"], lv, 2.0,
                            fetch_costs_fig2=(1.0, 3.0), discounts_fig3=(0.5, 0.9),
                            fetch_cost_fig3=1.0, discount=0.9)
-    rec = _Recorder()
-    P.record_figs2_4(rec, figs, sw, v)
-    assert [a[0] for _, a in rec.calls] == ["Fig. 2", "Fig. 3", "Fig. 2", "Fig. 3", "Fig. 2-4", "Fig. 4"]
-    assert rec.calls[-1][1][1] == "K=4;d=1;beta=0.9;rising vs falling chain"
+    claims = P.figs2_4_readings(figs, sw, v)
+    assert [f for f, _ in claims] == ["Fig. 2", "Fig. 3", "Fig. 2", "Fig. 3", "Fig. 2-4", "Fig. 4"]
+    assert ("Fig. 4", "indices higher when requests tend to rise") in claims
 
 
 def test_compare_figs5_6_is_compare_policies_on_each_instance():
@@ -448,10 +446,9 @@ def test_compare_figs5_6_is_compare_policies_on_each_instance():
     assert f.fig5.costs["Whittle"][1].mean == ref.costs["Whittle"][1].mean   # the same draws first
     assert "Whittle, R2 repair" in f.fig6.costs and f.fig6_r3.costs["optimal"][1] is None
     assert f.report().count("Bellman residual") == 3
-    rec = _Recorder()
-    P.record_figs5_6(rec, f)
-    assert [(k, a[:2]) for k, a in rec.calls] == [("claim", ("Fig. 5", "N=2;M=1;K=3;C=w sqrt(r)")),
-                                                  ("claim_by_reading", ("Fig. 6", "N=2;M=1;K=3;C=w r^0.8"))]
+    verdicts, evidence = P.fig6_readings(f)
+    assert len(verdicts) == 3 and evidence.startswith(f.fig6.evidence())
+    assert (f.n_contents, f.capacity, f.n_levels, f.exponent) == (2, 1, 3, 0.8)
 
 
 def test_fig7_check_beyond_the_bound_and_its_row():
@@ -460,27 +457,21 @@ def test_fig7_check_beyond_the_bound_and_its_row():
     f = P.fig7_check(c, 0.9, np.linspace(-5, 15, 41))
     assert f.eps == pytest.approx(0.2) and f.eps > f.bound           # TV distance of the rows
     assert f.monotone and f.engine and f.passive[-1] == 10
-    rec = _Recorder()
-    P.record_fig7(rec, f)
-    (kind, args), = rec.calls
-    assert kind == "claim" and args[1] == "K=5;d=1;beta=0.9;eps=0.2" and args[3]
-    assert "over 41 penalties in [-5, 15] without shrinking" in args[4]
+    assert "over 41 penalties in [-5, 15] without shrinking" in P.fig7_evidence(f)
     text = f.report()
     assert "from 0 to 10 of 10 states" in text
     assert text.endswith("without shrinking: yes\nengine's verdict (exact indices and "
                          "indexability test): indexable = yes")
 
 
-def test_record_theorem51_rows_and_the_printed_example():
+def test_theorem51_evidence_and_the_printed_example():
     t = P.theorem51_check((0.9,), 3, rng=np.random.default_rng(2), n_levels=4)
     power = P.theorem51_power_search((3,), (0.99,), 150, 2, rng=np.random.default_rng(5))
-    rec = _Recorder()
-    P.record_theorem51(rec, t, power)
-    assert [k for k, _ in rec.calls] == ["claim", "claim", "new"]
-    assert rec.calls[0][1][4].startswith(f"beta=0.9: {t.counts[0.9]['P0 = P1'][0]}/3")
-    item, setting, _, holds, note = rec.calls[1][1]
-    assert (item, setting) == ("Theorem 5.1", "random dense and sparse chains, eps <= (1-beta)/beta")
+    assert P.remark5_evidence(t)[1].startswith(f"beta=0.9: {t.counts[0.9]['P0 = P1'][0]}/3")
+    holds, note = P.theorem51_evidence(t, power)
     assert holds and note.startswith("No counterexample found. Within the bound")
+    value, _ = P.beyond_bound_row(t)
+    assert value == t.beyond()[1] - t.beyond()[0]
     assert f"eps = {power.closest[0.99].ratio:.3f} times the bound at beta = 0.99" in note
     assert (P.non_indexable_example(t, 4) == "") == (not t.non_indexable)
     linear = P.joint_contents([2.0], [(0.2, 0.2, 0.3, 0.1)], np.arange(4.0), fetch_cost=1.0,
@@ -573,13 +564,9 @@ def test_theorem31_search_and_its_row():
     assert t.counts(False)[0] == 0 and t.counts(True)[0] > 0   # the two readings differ here
     assert t.counterexample.failure in t.family(True)[0].failures
     assert t.table().count("\n") == 2
-    rec = _Recorder()
-    P.record_theorem31(rec, th, t)
-    (kind, args), = rec.calls
-    assert kind == "claim_by_reading" and args[:2] == ("Theorem 3.1",
-                                                      "birth-death chains satisfying Assumptions 1-3")
-    assert list(args[3].values())[:3] == [True, True, False]
-    assert "Counterexample: K = 3, beta = 0.99" in args[4]
+    readings, evidence = P.theorem31_readings(th, t)
+    assert list(readings.values())[:3] == [True, True, False]
+    assert "Counterexample: K = 3, beta = 0.99" in evidence
 
 
 # --- Theorem 5.1: what its test can detect -----------------------------------------------------
@@ -639,7 +626,7 @@ def test_theorem51_power_search_finds_no_arm_inside_the_bound():
     assert all(len(line) <= 100 for line in (s.table() + "\n" + s.closest_report()).splitlines())
 
 
-def test_record_figs2_4_states_the_power_only_for_verdicts_against_the_paper():
+def test_figs2_4_readings_state_the_power_only_for_verdicts_against_the_paper():
     lv = np.arange(4.0)
     chains = {"base": (0.2, 0.2, 0.3, 0.1), "rising": (0.3, 0.1, 0.4, 0.05),
               "falling": (0.1, 0.3, 0.15, 0.25)}
@@ -647,8 +634,6 @@ def test_record_figs2_4_states_the_power_only_for_verdicts_against_the_paper():
     figs = P.index_figures(chains["base"], chains["rising"], chains["falling"], lv, 2.0,
                            fetch_costs_fig2=(1.0, 3.0), discounts_fig3=(0.5, 0.9),
                            fetch_cost_fig3=1.0, discount=0.9)
-    rec = _Recorder()
-    P.record_figs2_4(rec, figs, sw, P.sweep_verdicts(sw))
-    for kind, args in rec.calls[:4]:
-        mixed = not all(args[3].values())
-        assert ("judged on exact indices" in args[4]) == mixed
+    for readings, evidence in list(P.figs2_4_readings(figs, sw, P.sweep_verdicts(sw)).values())[:4]:
+        mixed = not all(readings.values())
+        assert ("judged on exact indices" in evidence) == mixed

@@ -117,31 +117,37 @@ __all__ = [
     "chain_label",
     "failure_notes",
     "model_report",
-    "record_model",
+    "LINEAR_COST_NOTE",
+    "model_note",
     "tau_identity_gap",
     "Theorem3Checks",
     "theorem3_checks",
-    "record_theorems_3",
-    "record_theorem31",
+    "theorem32_readings",
+    "extension_rows",
+    "theorem31_readings",
     "R1_READING",
     "RepairReadings",
     "repair_readings",
-    "record_sec4",
+    "sec4_readings",
     "fig6_instance_text",
     "non_indexable_example",
-    "record_theorem51",
+    "remark5_evidence",
+    "theorem51_evidence",
+    "beyond_bound_row",
     "IndexFigures",
     "index_figures",
     "SWEEP_CLAIMS",
     "sweep_verdicts",
     "sweep_report",
-    "record_figs2_4",
+    "figs2_4_readings",
     "Figs56",
     "compare_figs5_6",
-    "record_figs5_6",
+    "fig6_readings",
     "Fig7Check",
     "fig7_check",
-    "record_fig7",
+    "fig7_evidence",
+    "Profile",
+    "PROFILES",
 ]
 
 #: Tolerance of the linear inequalities of :func:`lemma2_condition` (probabilities times
@@ -630,40 +636,115 @@ def joint_contents(weights, chains, levels, *, fetch_cost: float,
                           else w * lv ** exponent) for w, ch in zip(weights, chains)]
 
 
-def validate_parameters(p) -> None:
+@dataclass(frozen=True)
+class Profile:
+    """The detailed settings of the notebook that its parameters cell selects by name
+    (``profile``): every chain is ``(up0, down0, up1, down1)`` of Fig. 1, every value ours
+    (the paper's numbers did not survive extraction).
+
+    Attributes
+    ----------
+    base_chain : tuple
+        Chain of Figs. 2-3: caching raises popularity (Assumption 1).
+    rise_chain, fall_chain : tuple
+        Fig. 4: up > down (case 1) and up < down (case 2), cached or not.
+    alt_chain : tuple
+        A fourth chain of the Figs. 2-3 sweep (fewer down-moves).
+    fetch_costs_fig2 : tuple of float
+        The two caching costs d of Fig. 2.
+    discounts_fig3 : tuple of float
+        The two discount factors beta of Fig. 3.
+    fetch_cost_fig3 : float
+        Caching cost d of Figs. 3, 4 and 7.
+    sweep_cost_scales, sweep_fetch_costs, sweep_discounts : tuple of float
+        Cost scales a of C(r) = a sqrt(r), fetch costs d and discounts beta of the Figs. 2-3
+        sweep (Fig. 2: every pair of d; Fig. 3: every pair of beta).
+    grid_discounts : tuple of float
+        beta of the grid checks of Theorems 3.1 and 3.2.
+    joint_levels : int
+        K of the joint problem (Figs. 5-6).
+    joint_weights : tuple of float
+        Cost weight w_n of each content (Figs. 5-6).
+    joint_chains : tuple of tuple
+        The chain of each content (Figs. 5-6).
+    joint_capacity : int
+        Cache size M (Figs. 5-6).
+    joint_fetch_cost : float
+        Caching cost d of Figs. 5-6.
+    fig7_chain : tuple
+        Chain of Fig. 7: eps of 0.2 > (1 - 0.9)/0.9.
+    cost_exponents_sec4 : tuple of float
+        Exponents e of C_n(r) = w_n r^e tried in Sec. 4.
+    noncompliant_exponent : float
+        The Fig. 6 instance: C_n(r) = w_n r^e.
+    sec4_first_level : float
+        r_1 of the third reading of Sec. 4 (levels r_1, r_1 + 1, ...).
+    """
+
+    base_chain: tuple = (0.2, 0.2, 0.3, 0.1)
+    rise_chain: tuple = (0.3, 0.1, 0.4, 0.05)
+    fall_chain: tuple = (0.1, 0.3, 0.15, 0.25)
+    alt_chain: tuple = (0.2, 0.1, 0.3, 0.05)
+    fetch_costs_fig2: tuple = (1.0, 3.0)
+    discounts_fig3: tuple = (0.5, 0.9)
+    fetch_cost_fig3: float = 1.0
+    sweep_cost_scales: tuple = (1.0, 1.5, 2.0, 3.0)
+    sweep_fetch_costs: tuple = (0.5, 1.0, 3.0, 5.0)
+    sweep_discounts: tuple = (0.5, 0.7, 0.9, 0.99)
+    grid_discounts: tuple = (0.5, 0.9, 0.99)
+    joint_levels: int = 5
+    joint_weights: tuple = (2.0, 3.0, 2.0, 4.0)
+    joint_chains: tuple = ((0.2, 0.2, 0.3, 0.1), (0.1, 0.3, 0.2, 0.2), (0.3, 0.1, 0.35, 0.05),
+                           (0.1, 0.2, 0.2, 0.1))
+    joint_capacity: int = 2
+    joint_fetch_cost: float = 4.0
+    fig7_chain: tuple = (0.1, 0.3, 0.3, 0.1)
+    cost_exponents_sec4: tuple = (1.0, 0.9, 0.8)
+    noncompliant_exponent: float = 0.8
+    sec4_first_level: float = 1.0
+
+
+#: The notebook's profiles by name: ``"default"`` is what its stored outputs and
+#: ``data/results/04_caching_rmab.csv`` were computed with.
+PROFILES = {"default": Profile()}
+
+
+def validate_parameters(p, profile: Profile) -> None:
     """Check what the notebook's parameter rules cannot say: the two values of each figure's
-    pair, one value per content, and chains, costs and discounts the model accepts.
+    pair, one chain per content, and chains, costs and discounts the model accepts, for the
+    parameters ``p`` and the settings of the ``profile`` they select.
 
     Parameters
     ----------
     p : mapping
-        The notebook's parameters by name (its ``globals()``).
+        The notebook's parameters by name (its ``globals()``): ``n_levels``, ``cost_scale``,
+        ``discount``.
+    profile : Profile
 
     Raises
     ------
     ValueError
-        Naming the parameter.
+        Naming the setting.
     """
     for name in ("fetch_costs_fig2", "discounts_fig3"):
-        if len(p[name]) != 2:
+        if len(getattr(profile, name)) != 2:
             raise ValueError(f"{name} must hold two values (the two curves of its figure), "
-                             f"got {p[name]}")
-    chains = (p["joint_up0"], p["joint_down0"], p["joint_up1"], p["joint_down1"])
-    if any(len(c) != len(p["joint_weights"]) for c in chains):
-        raise ValueError("joint_weights, joint_up0, joint_down0, joint_up1, joint_down1 must have "
-                         "one value per content, got lengths "
-                         f"{[len(c) for c in (p['joint_weights'], *chains)]}")
-    jl = np.arange(p["joint_levels"], dtype=float)
-    CachingProblem(joint_contents(p["joint_weights"], list(zip(*chains)), jl,
-                                  fetch_cost=p["joint_fetch_cost"]),
-                   p["joint_capacity"], p["discount"])
+                             f"got {getattr(profile, name)}")
+    if len(profile.joint_chains) != len(profile.joint_weights):
+        raise ValueError("joint_weights and joint_chains must have one value per content, got "
+                         f"lengths {len(profile.joint_weights)} and {len(profile.joint_chains)}")
+    jl = np.arange(profile.joint_levels, dtype=float)
+    CachingProblem(joint_contents(profile.joint_weights, profile.joint_chains, jl,
+                                  fetch_cost=profile.joint_fetch_cost),
+                   profile.joint_capacity, p["discount"])
     levels = np.arange(p["n_levels"], dtype=float)
     missing = p["cost_scale"] * np.sqrt(levels)
-    for ch in (p["base_chain"], p["rise_chain"], p["fall_chain"], p["fig7_chain"],
-               p["alt_chain"]):
-        for d in (*p["fetch_costs_fig2"], *p["sweep_fetch_costs"]):
+    for ch in (profile.base_chain, profile.rise_chain, profile.fall_chain, profile.fig7_chain,
+               profile.alt_chain):
+        for d in (*profile.fetch_costs_fig2, *profile.sweep_fetch_costs):
             chain_content(ch, d, levels, missing)
-    for b in (p["discount"], *p["discounts_fig3"], *p["grid_discounts"], *p["sweep_discounts"]):
+    for b in (p["discount"], *profile.discounts_fig3, *profile.grid_discounts,
+              *profile.sweep_discounts):
         theorem51_bound(b)
 
 
@@ -2052,21 +2133,16 @@ def model_report(base: CachingContent, linear: CachingContent, cost_scale: float
     return "\n".join(lines)
 
 
-def record_model(cmp, base: CachingContent, linear: CachingContent, cost_scale: float) -> None:
-    r"""Record the two rows of our model (Sec. 2): Assumptions 1-3 hold for ``base`` (missing
-    cost :math:`a\sqrt r`, ``a = cost_scale``), and Assumption 3 (our reading: :math:`P_0 C`,
-    :math:`P_1 C` concave) for ``linear`` (:math:`C(r) = r`), both ``new``: the paper's
-    values were lost."""
-    K = base.n_levels
-    cost_label = f"{cost_scale:g} sqrt(r)"
-    cmp.new("Sec. 2 model", setting(K=K, C=cost_label.replace(" ", "")) + ";base chain",
-            "assumptions 1-3 hold", str(check_assumptions(base).assumptions_1_to_3),
-            f"ours: levels r = 0..K-1, C(r) = {cost_label}, birth-death chains (up0, down0, up1, "
-            "down1); the paper's values were lost")
-    cmp.new("Sec. 2 model", setting(K=K, C="r") + ";base chain", "assumption 3 holds",
-            str(check_assumptions(linear).assumption3),
-            "ours: the linear missing cost violates Assumption 3 (our reading) at the bottom level, "
-            "as argued in Sec. 1 of the notebook")
+#: The note of the row "assumption 3 holds" for the linear missing cost (Sec. 2 model).
+LINEAR_COST_NOTE = ("ours: the linear missing cost violates Assumption 3 (our reading) at the "
+                    "bottom level, as argued in Sec. 1 of the notebook")
+
+
+def model_note(cost_scale: float) -> str:
+    r"""The note of the row "assumptions 1-3 hold" of our model (Sec. 2): the missing cost
+    :math:`a\sqrt r` (``a = cost_scale``) and the chains are ours, the paper's values lost."""
+    return (f"ours: levels r = 0..K-1, C(r) = {cost_scale:g} sqrt(r), birth-death chains (up0, "
+            "down0, up1, down1); the paper's values were lost")
 
 
 def tau_identity_gap(content: CachingContent, penalty: float, discount: float) -> float:
@@ -2179,34 +2255,37 @@ def theorem3_checks(levels, cost_scale: float, grid_discounts, n_random: int, *,
                           len(levels), float(cost_scale), tuple(grid_discounts))
 
 
-def record_theorems_3(cmp, checks: Theorem3Checks) -> None:
-    """Record Theorem 3.2 (indexable) of [PS23] judged by reading on the constant chains of the
-    paper's setting (Sec. 6), and ``new`` rows for our extension to level-dependent chains
-    (Theorem 3.1 is recorded by :func:`record_theorem31`, with its searches)."""
-    a, a2, b, c = checks.a, checks.a2, checks.b, checks.c
+def theorem32_readings(checks: Theorem3Checks) -> tuple[dict, str]:
+    """``(verdicts, evidence)`` of Theorem 3.2 (indexable) of [PS23] on the constant chains of
+    the paper's setting (Sec. 6), judged under our reading of Assumptions 1-3 and with Lemma 2's
+    condition added: the arguments after the key of ``Comparison.claim_by_reading``."""
+    a, a2 = checks.a, checks.a2
+    return ({f"Assumptions 1-3 as we read them: {a.indexable}/{a.n} checks": a.indexable == a.n,
+             f"plus Lemma 2's condition: {a2.indexable}/{a2.n}": a2.indexable == a2.n},
+            "The engine's exact test (Gast-Gaujal-Khun) and the passive sets of the direct "
+            "solutions agree; grid as for Thm. 3.1.")
+
+
+def extension_rows(checks: Theorem3Checks) -> dict:
+    """``{"Theorem 3.1": (value, note), "Theorem 3.2": (value, note)}``: the two rows of ours
+    (``new``) on level-dependent chains, families (b) and (c) of ``checks``."""
+    b, c = checks.b, checks.c
     bad_text, bad_c_text = failure_notes(b.failures(), c.failures(), checks.concave_c)
-    cmp.claim_by_reading(
-        "Theorem 3.2", "constant chains satisfying Assumptions 1-3", "the arm is indexable",
-        {f"Assumptions 1-3 as we read them: {a.indexable}/{a.n} checks": a.indexable == a.n,
-         f"plus Lemma 2's condition: {a2.indexable}/{a2.n}": a2.indexable == a2.n},
-        "The engine's exact test (Gast-Gaujal-Khun) and the passive sets of the direct solutions "
-        "agree; grid as for Thm. 3.1.")
     ext = ("ours, not the paper's setting: Fig. 1 chains with level-dependent up/down "
            "probabilities (the prose gives them without a level index), K = 6, beta in {0.9, 0.99}")
     n = checks.n_random
-    cmp.new("Theorem 3.1", "level-dependent chains (our extension)",
-            "threshold optimal policy: checks passed",
+    return {
+        "Theorem 3.1": (
             f"{b.threshold}/{b.n} (A1-A3); {c.threshold}/{c.n} (A1-A3 and Lemma 2)",
             f"{ext}. Under Assumptions 1-3 as we read them ({n} random chains): {b.threshold} of "
             f"{b.n} checks threshold; with Lemma 2's condition added ((P1 - P0)V non-increasing for "
             f"concave non-decreasing V, i.e. boost sums non-increasing; {n} other random chains): "
             f"{c.threshold} of {c.n}.{bad_text}{bad_c_text} So on this extension Assumptions 1-3 as "
             "we read them do not suffice, and each failure breaks a premise of the proof (Lemma 2's "
-            "condition, or Lemma 1's concave value function).")
-    cmp.new("Theorem 3.2", "level-dependent chains (our extension)",
-            "the arm is indexable: checks passed",
+            "condition, or Lemma 1's concave value function)."),
+        "Theorem 3.2": (
             f"{b.indexable}/{b.n} (A1-A3); {c.indexable}/{c.n} (A1-A3 and Lemma 2)",
-            f"{ext}. Indexable in every check, including the instances that are not threshold.")
+            f"{ext}. Indexable in every check, including the instances that are not threshold.")}
 
 
 def _instance_text(ce: ThresholdCounterexample) -> str:
@@ -2224,12 +2303,13 @@ def _instance_text(ce: ThresholdCounterexample) -> str:
             "value iteration gives the same actions")
 
 
-def record_theorem31(cmp, checks: Theorem3Checks, search: Theorem31Search) -> None:
-    """Record Theorem 3.1 of [PS23] (a threshold policy is optimal, :math:`\\tau_1 \\le
-    \\tau_0`) judged under both readings of Assumption 1's lost quantifier, each with and
-    without the condition the proof of Lemma 2 needs: constant chains (our grid,
+def theorem31_readings(checks: Theorem3Checks, search: Theorem31Search) -> tuple[dict, str]:
+    """``(verdicts, evidence)`` of Theorem 3.1 of [PS23] (a threshold policy is optimal,
+    :math:`\\tau_1 \\le \\tau_0`) judged under both readings of Assumption 1's lost quantifier,
+    each with and without the condition the proof of Lemma 2 needs: constant chains (our grid,
     ``checks.a``, and the constant searches) and level-dependent chains (the level-dependent
-    searches, and family (c) of ``checks``)."""
+    searches, and family (c) of ``checks``): the arguments after the key of
+    ``Comparison.claim_by_reading``."""
     a, a2, c = checks.a, checks.a2, checks.c
     const, const2 = search.counts(False), search.counts(False, lemma2=True)
     lev, lev2 = search.counts(True), search.counts(True, lemma2=True)
@@ -2270,9 +2350,7 @@ def record_theorem31(cmp, checks: Theorem3Checks, search: Theorem31Search) -> No
         "at a penalty between the two values caching is optimal at the lower level only: the "
         "cached levels of a row are not {r >= tau_c} (tau_1 <= tau_0 is not what fails)."
         + (f" Counterexample: {_instance_text(ce)}." if ce is not None else ""))
-    cmp.claim_by_reading(
-        "Theorem 3.1", "birth-death chains satisfying Assumptions 1-3",
-        "optimal policy is a threshold policy with tau_1 <= tau_0", readings, evidence)
+    return readings, evidence
 
 
 #: The first reading of Sec. 4 (its key in :attr:`RepairReadings.readings`).
@@ -2319,28 +2397,27 @@ def repair_readings(weights, chains, levels, exponents, *, first_level: float,
                           tuple(exponents), len(weights))
 
 
-def record_sec4(cmp, repairs: RepairReadings) -> None:
-    """Record the two claims of Sec. 4 of [PS23] (Lemma 4, Table 1), judged by reading:
-    changing :math:`C(r_1), C(r_2)` restores Assumptions 2 and 3 in some cases, and the
-    modified contents are indexable (:func:`repair_verdicts`)."""
+def sec4_readings(repairs: RepairReadings) -> dict:
+    """``{"restores": (verdicts, evidence), "indexable": (verdicts, evidence)}``: the two claims
+    of Sec. 4 of [PS23] (Lemma 4, Table 1) judged by reading: changing
+    :math:`C(r_1), C(r_2)` restores Assumptions 2 and 3 in some cases, and the modified contents
+    are indexable (:func:`repair_verdicts`)."""
     sec4 = repairs.readings
-    s4 = "C_n(r) = w_n r^e, e in {" + ", ".join(f"{e:g}" for e in repairs.exponents) + "}"
     restores, idx_after = repair_verdicts(sec4)
     n_viol = {name: len(rows) for name, rows in sec4.items()}
     r1 = sec4[R1_READING]
-    cmp.claim_by_reading(
-        "Sec. 4, Lemma 4, Table 1", s4,
-        "changing C(r_1), C(r_2) restores Assumptions 2 and 3 in some cases", restores,
+    return {"restores": (
+        restores,
         f"Contents violating Assumption 3, of {len(repairs.exponents) * repairs.n_contents}: "
         + ", ".join(f"{k.split(' ')[0]} {v}" for k, v in n_viol.items())
         + ". Under R1 (C(r_1) = 0 and C' >= 0: C(r_1) cannot be lowered) only C(r_2) can move and "
         "no linear cost is fixable; dropping C' >= 0 (R2, Lemma 4's properties) or starting the "
-        "levels at r_1 > 0 (R3) makes every violating content fixable.")
-    cmp.claim_by_reading(
-        "Sec. 4, Lemma 4, Table 1", s4, "the modified contents are indexable", idx_after,
+        "levels at r_1 > 0 (R3) makes every violating content fixable."),
+        "indexable": (
+        idx_after,
         f"Indexable before any change (original costs): {sum(x.indexable_before for x in r1)} of "
         f"{len(r1)} violating contents under R1, so in these instances the change is not needed "
-        "for indexability.")
+        "for indexability.")}
 
 
 def fig6_instance_text(contents, exponent: float) -> str:
@@ -2366,15 +2443,19 @@ def non_indexable_example(check: Theorem51Check, n_levels: int = 6) -> str:
             f"{res.violation_subsidy:.4f}")
 
 
-def record_theorem51(cmp, check: Theorem51Check, power: BoundSearch) -> None:
-    """Record Remark 5 (indexable when caching does not change popularity), Theorem 5.1 (our
-    reconstruction of its bound, with what the test could detect: the search on purpose
-    ``power``) and the non-indexable arms found beyond it (``new``)."""
-    sec5, non_indexable = check.counts, check.non_indexable
-    cmp.claim("Sec. 5, Remark 5", "random dense chains, P0 = P1", "indexable whatever the chain",
-              check.all_indexable("P0 = P1"),
-              "; ".join(f"beta={b}: {sec5[b]['P0 = P1'][0]}/{sec5[b]['P0 = P1'][1]}" for b in sec5)
-              + " random 6-level chains with random missing and fetch costs.")
+def remark5_evidence(check: Theorem51Check) -> tuple[bool, str]:
+    """``(holds, evidence)`` of Remark 5 of [PS23]: indexable when caching does not change
+    popularity (the random dense arms with ``P0 = P1`` of ``check``)."""
+    sec5 = check.counts
+    return (check.all_indexable("P0 = P1"),
+            "; ".join(f"beta={b}: {sec5[b]['P0 = P1'][0]}/{sec5[b]['P0 = P1'][1]}" for b in sec5)
+            + " random 6-level chains with random missing and fetch costs.")
+
+
+def theorem51_evidence(check: Theorem51Check, power: BoundSearch) -> tuple[bool, str]:
+    """``(holds, evidence)`` of Theorem 5.1 (our reconstruction of its bound) with what the
+    test could detect: the random arms of ``check`` and the search on purpose ``power``."""
+    sec5 = check.counts
     far = [sec5[b]["eps > bound"] for b in sec5]
     w_ok, w_n = power.within()
     n_found = power.counterexamples()
@@ -2383,9 +2464,8 @@ def record_theorem51(cmp, check: Theorem51Check, power: BoundSearch) -> None:
     bs = ", ".join(f"{b:g}" for b in power.closest)
     distances = [s.distance for v in power.boundaries.values() for s in v]
     in_bound = check.all_indexable("eps <= bound") and w_ok == w_n and n_found == 0
-    cmp.claim(
-        "Theorem 5.1", "random dense and sparse chains, eps <= (1-beta)/beta",
-        "indexable (our reconstruction of the bound)", in_bound,
+    return (
+        in_bound,
         ("No counterexample found. " if in_bound else "")
         + "Within the bound: random dense arms "
         + "; ".join(f"beta={b}: {sec5[b]['eps <= bound'][0]}/{sec5[b]['eps <= bound'][1]}"
@@ -2407,11 +2487,15 @@ def record_theorem51(cmp, check: Theorem51Check, power: BoundSearch) -> None:
         + (", each confirmed by direct solves" if certified else "")
         + ". So the test would have refuted a bound that much larger than ours; it cannot tell "
         "ours from a bound between (1-beta)/beta and those values.")
+
+
+def beyond_bound_row(check: Theorem51Check) -> tuple[int, str]:
+    """``(value, note)`` of our row (``new``) counting the non-indexable random arms of
+    ``check`` beyond the bound of Theorem 5.1."""
     far_idx, far_total = check.beyond()
     reversed_only = all(b == 0.99 and check_assumptions(c).assumption1 is False
-                        for b, c in non_indexable)
-    cmp.new("Sec. 5", "random chains beyond the bound, beta in {0.9, 0.99}",
-            "non-indexable instances found", far_total - far_idx,
+                        for b, c in check.non_indexable)
+    return (far_total - far_idx,
             f"ours: {far_idx} of {far_total} random arms with eps > (1-beta)/beta are indexable "
             "(dense chains, and birth-death chains where caching lowers popularity, i.e. "
             f"Assumption 1 reversed); the {far_total - far_idx} non-indexable ones all have caching "
@@ -2520,17 +2604,19 @@ def sweep_report(sweep: IndexSweep, verdicts: dict) -> str:
     return "\n".join(lines)
 
 
-def record_figs2_4(cmp, figs: IndexFigures, sweep: IndexSweep, verdicts: dict,
-                   default_chain: str = "base") -> None:
-    """Record the claims of Figs. 2-4 of [PS23]: those of Figs. 2-3 judged over the sweep
-    (per chain, :func:`grouped_verdicts`; "does not vary much" by each criterion of
-    :data:`STEADY_CRITERIA`), the indices increasing in r (Figs. 2-4 and the sweep), and the
-    rising chain's indices above the falling chain's (Fig. 4)."""
+def figs2_4_readings(figs: IndexFigures, sweep: IndexSweep, verdicts: dict,
+                     default_chain: str = "base") -> dict:
+    """The claims of Figs. 2-4 of [PS23] as ``{(figure, quantity): (verdicts, evidence)}``:
+    those of Figs. 2-3 judged over the sweep (per chain, :func:`grouped_verdicts`; "does not
+    vary much" by each criterion of :data:`STEADY_CRITERIA`), the indices increasing in r
+    (``("Fig. 2-4", "W(r,0) and W(r,1) increase in r")``: Figs. 2-4 and the sweep), and the
+    rising chain's indices above the falling chain's (``("Fig. 4", "indices higher when
+    requests tend to rise")``)."""
+    out = {}
     v2, v3 = verdicts["Fig. 2"], verdicts["Fig. 3"]
     n_levels, a, beta, d3 = figs.n_levels, figs.cost_scale, figs.discount, figs.fetch_cost_fig3
     d_lo, d_hi = figs.fetch_costs_fig2
     b_lo, b_hi = figs.discounts_fig3
-    s2, s3 = (sweep_setting(sweep, f, n_levels) for f in ("Fig. 2", "Fig. 3"))
     unit2, unit3 = "(a, beta, d pair) points", "(a, d, beta pair) points"
     default_pt = {"Fig. 2": (default_chain, a, beta, d_lo, d_hi),
                   "Fig. 3": (default_chain, a, d3, b_lo, b_hi)}
@@ -2549,26 +2635,25 @@ def record_figs2_4(cmp, figs: IndexFigures, sweep: IndexSweep, verdicts: dict,
                 f"comparison lies {margin:.1e} from its threshold; the engine is exact to ~1e-9), "
                 f"so every count is exact: a failure at any point{what} would show.")
 
-    for fig_name, v, key, quantity, s, unit in (
-            ("Fig. 2", v2, "W(r,0) decreases", "W(r,0) decreases with the caching cost", s2, unit2),
-            ("Fig. 3", v3, "W(r,0) increases", "W(r,0) increases with the discount factor", s3, unit3)):
+    for fig_name, v, key, quantity, unit in (
+            ("Fig. 2", v2, "W(r,0) decreases", "W(r,0) decreases with the caching cost", unit2),
+            ("Fig. 3", v3, "W(r,0) increases", "W(r,0) increases with the discount factor", unit3)):
         readings = grouped_verdicts(v[key], chain_label, unit=unit)
-        cmp.claim_by_reading(fig_name, s, quantity, readings,
-                             "W(r,0) moves the stated way at every r at " + notes[fig_name, key]
-                             + power(readings, len(v[key]), ""))
-    for fig_name, v, quantity, s, unit in (
-            ("Fig. 2", v2, "W(r,1) does not vary much with the caching cost", s2, unit2),
-            ("Fig. 3", v3, "W(r,1) does not vary much with the discount factor", s3, unit3)):
+        out[fig_name, quantity] = (readings,
+                                   "W(r,0) moves the stated way at every r at "
+                                   + notes[fig_name, key] + power(readings, len(v[key]), ""))
+    for fig_name, v, quantity, unit in (
+            ("Fig. 2", v2, "W(r,1) does not vary much with the caching cost", unit2),
+            ("Fig. 3", v3, "W(r,1) does not vary much with the discount factor", unit3)):
         readings = steady_readings(v, chain_label, unit=unit)
-        cmp.claim_by_reading(
-            fig_name, s, quantity, readings,
+        out[fig_name, quantity] = (
+            readings,
             "Criteria ours: 'half' = largest change of W(.,1) at most half that of W(.,0); '10 %' = "
             "at most 10 % of max |W(.,1)|. "
             + " ".join(f"{crit}: holds at " + notes[fig_name, crit] for crit in STEADY_CRITERIA)
             + power(readings, len(v["half"]), " under either criterion"))
     inc_sweep = sweep_increasing(sweep)
-    cmp.claim_by_reading(
-        "Fig. 2-4", "all six index curves", "W(r,0) and W(r,1) increase in r",
+    out["Fig. 2-4", "W(r,0) and W(r,1) increase in r"] = (
         {"the six curves of Figs. 2-4": figs.increasing,
          f"the sweep: {inc_sweep.sum()} of {inc_sweep.size} tables": bool(inc_sweep.all())},
         f"every curve of Figs. 2-4 is strictly increasing in r on all {n_levels} levels, and every "
@@ -2581,13 +2666,12 @@ def record_figs2_4(cmp, figs: IndexFigures, sweep: IndexSweep, verdicts: dict,
                   bool(hi_sweep.all())}
     else:
         sweep4 = {}
-    cmp.claim_by_reading(
-        "Fig. 4", setting(K=n_levels, d=d3, beta=beta) + ";rising vs falling chain",
-        "indices higher when requests tend to rise",
+    out["Fig. 4", "indices higher when requests tend to rise"] = (
         {"our default instance": bool(np.all(W4a > W4b)), **sweep4},
         f"W(rising) - W(falling) from {(W4a - W4b).min():.3f} to {(W4a - W4b).max():.3f} over all "
         "2K states at our default instance; every state higher for the rising chain at every point "
         "of the sweep of Section 5b.")
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -2652,25 +2736,19 @@ def compare_figs5_6(weights, chains, levels, *, fetch_cost: float, exponent: flo
     return Figs56(out, len(weights), capacity, len(lv), exponent, first_level)
 
 
-def record_figs5_6(cmp, figs: Figs56) -> None:
-    """Record the claim of Figs. 5-6 of [PS23], "the Whittle index policy is close to optimal
-    and better than greedy" (ours: within 2 % on exact costs, :func:`close_to_optimal`): on
-    Fig. 5 as one claim, on Fig. 6 judged under the readings R1, R2, R3 of Sec. 4."""
-    r3 = figs.fig6_r3.costs
-    for item, c, s in (("Fig. 5", figs.fig5, "C=w sqrt(r)"),
-                       ("Fig. 6", figs.fig6, f"C=w r^{figs.exponent:g}")):
-        res, evidence = c.costs, c.evidence()
-        key = (item, setting(N=figs.n_contents, M=figs.capacity, K=figs.n_levels) + ";" + s,
-               "Whittle close to optimal and better than greedy")
-        if item == "Fig. 5":
-            cmp.claim(*key, bool(close_to_optimal(res)), evidence)
-        else:
-            cmp.claim_by_reading(*key, {
-                "indices of the R1 repair": bool(close_to_optimal(res)),
-                "of the R2 repair (no C' >= 0)": bool(close_to_optimal(res, "Whittle, R2 repair")),
-                f"R3 instance (levels from {figs.first_level:g}), its repair": bool(close_to_optimal(r3))},
-                evidence + f" R2 repair: {format_gaps(res, ['Whittle, R2 repair'])}. R3 instance: "
-                f"optimal {r3['optimal'][0]:.4f}, " + format_gaps(r3, ["Whittle", "greedy"]) + ".")
+def fig6_readings(figs: Figs56) -> tuple[dict, str]:
+    """``(verdicts, evidence)`` of the claim of Fig. 6 of [PS23], "the Whittle index policy is
+    close to optimal and better than greedy" (ours: within 2 % on exact costs,
+    :func:`close_to_optimal`), judged under the readings R1, R2, R3 of Sec. 4. Fig. 5 is one
+    claim: ``close_to_optimal(figs.fig5.costs)`` with ``figs.fig5.evidence()``."""
+    r3, res = figs.fig6_r3.costs, figs.fig6.costs
+    return ({"indices of the R1 repair": bool(close_to_optimal(res)),
+             "of the R2 repair (no C' >= 0)": bool(close_to_optimal(res, "Whittle, R2 repair")),
+             f"R3 instance (levels from {figs.first_level:g}), its repair":
+                 bool(close_to_optimal(r3))},
+            figs.fig6.evidence() + f" R2 repair: {format_gaps(res, ['Whittle, R2 repair'])}. "
+            f"R3 instance: optimal {r3['optimal'][0]:.4f}, "
+            + format_gaps(r3, ["Whittle", "greedy"]) + ".")
 
 
 @dataclass(frozen=True, eq=False)
@@ -2703,7 +2781,7 @@ class Fig7Check:
 
     def report(self) -> str:
         """The bound, the passive-set sizes met over the penalty grid, whether they grow
-        without shrinking, and the engine's verdict: the two halves of :func:`record_fig7`."""
+        without shrinking, and the engine's verdict: the two halves of the claim of Fig. 7."""
         yes = lambda ok: "yes" if ok else "no"
         rel = ">" if self.eps > self.bound else "<="
         return (f"eps = {self.eps:.3f} {rel} (1-beta)/beta = {self.bound:.4f} at beta = "
@@ -2727,14 +2805,12 @@ def fig7_check(content: CachingContent, discount: float, lams) -> Fig7Check:
                      lams, passive, bool(monotone), quietly_indexable(content, discount))
 
 
-def record_fig7(cmp, check: Fig7Check) -> None:
-    """Record the claim of Fig. 7 of [PS23]: the arm is indexable beyond the bound of
-    Theorem 5.1 (passive set non-decreasing in the penalty, and the engine's verdict)."""
+def fig7_evidence(check: Fig7Check) -> str:
+    """The evidence of the claim of Fig. 7 of [PS23], the arm is indexable beyond the bound of
+    Theorem 5.1: it holds when ``check.monotone and check.engine`` (passive set non-decreasing
+    in the penalty, and the engine's verdict)."""
     eps, bound, K = check.eps, check.bound, check.content.n_levels
     rel = ">" if eps > bound else "<="
-    cmp.claim("Fig. 7", setting(K=K, d=check.content.fetch_cost, beta=check.discount,
-                                eps=round(eps, 3)),
-              "indexable beyond the bound of Thm 5.1", check.monotone and check.engine,
-              f"eps = {eps:.2f} {rel} (1-beta)/beta = {bound:.4f}; the passive set grows from 0 to "
-              f"{2 * K} states over {len(check.lams)} penalties in [{check.lams[0]:g}, "
-              f"{check.lams[-1]:g}] without shrinking; engine verdict indexable = {check.engine}.")
+    return (f"eps = {eps:.2f} {rel} (1-beta)/beta = {bound:.4f}; the passive set grows from 0 to "
+            f"{2 * K} states over {len(check.lams)} penalties in [{check.lams[0]:g}, "
+            f"{check.lams[-1]:g}] without shrinking; engine verdict indexable = {check.engine}.")
