@@ -10,38 +10,41 @@ from replication.papers import robots_1999 as P
 from replication.records import Comparison, load_expected
 
 
-def test_sweep_column_is_relative_value_iteration():
-    # Independent algorithm: each column of the vectorised sweep follows the library's
-    # one-state RVI exactly, so the counts are equal and the estimates equal to rounding.
+def _rvi(model, refs, h0=None, stopping="relative"):
+    # Proposition 4 as the paper ran it, from each of refs: the library's batched RVI
+    return mdp.relative_value_iteration(model, tau=0.99999, tol=1e-5, reference_state=refs,
+                                        stopping=stopping, h0=h0)
+
+
+def test_readings_are_the_library_runs_with_each_rule():
+    # The two readings of the stopping rule watched in one pass are, bit for bit, the library's
+    # runs with each rule alone, from h_0 = 0 and from h_0 = c (the one-step cost).
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
     refs = [space.state(0, 1, 2), space.state(1, 1, 1), space.state(2, 0, 0)]
-    sweep = P.rvi_reference_sweep(model, refs, tau=0.99999, tol=1e-5)
-    for j, x in enumerate(refs):
-        one = mdp.relative_value_iteration(model, tau=0.99999, tol=1e-5, reference_state=x)
-        assert sweep.iterations["pointwise"][j] == one.iterations
-        # same arithmetic on a column of a matrix: equal up to summation order
-        assert sweep.estimate["pointwise"][j] == pytest.approx(-one.gain, abs=1e-12)
+    for h0, start in (("zero", None), ("cost", -model.rewards.max(axis=0))):
+        runs = P._rvi_readings(model, refs, tau=0.99999, tol=1e-5, h0=h0)
+        assert list(runs) == list(P.STOPPING_READINGS) == ["pointwise", "norm"]
+        for reading, rule in P.STOPPING_READINGS.items():
+            alone = _rvi(model, refs, start, rule)
+            np.testing.assert_array_equal(runs[reading].iterations, alone.iterations)
+            np.testing.assert_array_equal(runs[reading].gain, alone.gain)
 
 
-def test_sweep_estimate_brackets_optimum():
+def test_readings_estimate_brackets_optimum():
     # Invariant: every estimate lies within the RVI gain bracket, close to the exact optimum
     # (the relative rule stops while the estimate is ~1e-4 off at most on this small instance).
     model, space = Q.robots_mdp(0.1, 1.0, 1.0, 3, 4)
     exact = Q.robots_dynamic_optimum(0.1, 1.0, 1.0, 3, 4).cost
-    sweep = P.rvi_reference_sweep(model, np.arange(space.n_states), h0="cost")
+    runs = P._rvi_readings(model, np.arange(space.n_states), tau=0.99999, tol=1e-5, h0="cost")
     for reading in P.STOPPING_READINGS:
-        assert np.all(np.abs(sweep.estimate[reading] - exact) < 1e-3)
-        assert np.all(sweep.iterations[reading] > 0)
+        assert np.all(np.abs(-runs[reading].gain - exact) < 1e-3)
+        assert np.all(runs[reading].iterations > 0)
 
 
-def test_sweep_rejects_bad_input():
+def test_readings_reject_an_unknown_h0():
     model, _ = Q.robots_mdp(0.1, 1.0, 1.0, 2, 1)
     with pytest.raises(ValueError, match="h0"):
-        P.rvi_reference_sweep(model, [0], h0="random")
-    with pytest.raises(ValueError, match="reference_states"):
-        P.rvi_reference_sweep(model, [model.n_states])
-    with pytest.raises(ValueError, match="tau"):
-        P.rvi_reference_sweep(model, [0], tau=0.0)
+        P._rvi_readings(model, [0], tau=0.99999, tol=1e-5, h0="random")
 
 
 @pytest.mark.parametrize("K,N", [(2, 1), (3, 2), (5, 16)])
@@ -70,16 +73,6 @@ def test_gain_is_constant():
     assert P.gain_spread(0.1, 1.0, 1.4, 5, 16) < 1e-10
 
 
-def test_eq25_rates_agree():
-    # Eq. (25) and PASTA: per-epoch averages equal the continuous-time averages.
-    opt = Q.robots_dynamic_optimum(0.1, 1.0, 1.4, 5, 16)
-    rates = P.time_average_rates(0.1, 1.0, 1.4, 5, 16, opt.policy)
-    assert rates.starvation_epochs == pytest.approx(rates.starvation_time, abs=1e-12)
-    assert rates.loss_epochs == pytest.approx(rates.loss_time, abs=1e-12)
-    # Fig. 7 caption: cost 0.25924 = gamma S + L
-    assert round(1.4 * rates.starvation_time + rates.loss_time, 5) == 0.25924
-
-
 def test_eq16_exact_ties_take_the_ceiling():
     # gamma = mu and mu/lambda = n + 1/2 is an exact tie; the printed rule takes the ceiling.
     for n in range(1, 30):
@@ -87,13 +80,6 @@ def test_eq16_exact_ties_take_the_ceiling():
     assert P.eq16_exact(Fraction(57, 10), Fraction(2, 5)) == 5   # Fig. 2's mu/lambda
     with pytest.raises(ValueError, match="positive"):
         P.eq16_exact(Fraction(0), Fraction(1))
-
-
-def test_static_cost_exact_matches_eq4():
-    # Table 1 row 1: C_s = 0.17541 with N_s = 73, lambda = 0.01, mu = 1, K = 5, gamma = 0.4.
-    c = P.static_cost_exact(73, Fraction(100), Fraction(2, 5), 5)
-    assert float(c) == pytest.approx(Q.robots_cost(0.73, 0.4, 5, 1.0), rel=1e-13)
-    assert round(float(c), 5) == 0.17541
 
 
 def test_loss_probability_cost_differs():
@@ -116,10 +102,10 @@ def test_paper_reference_state_reproduces_printed_rvi(case_id, lam, gamma, K, N,
     # Values printed in the paper: from x_hat = (1, 1, 1) with h_0 = 0, RVI as printed stops
     # with an estimate that prints the paper's cost (row 25: exact optimum 0.053246 does not).
     model, space = Q.robots_mdp(lam, 1.0, gamma, K, N)
-    sweep = P.rvi_reference_sweep(model, [space.state(1, 1, 1), space.state(0, 1, 2)])
-    assert round(sweep.estimate["pointwise"][0], 5) == paper_cost, case_id
-    assert sweep.iterations["pointwise"][0] + extra == paper_iter, case_id
-    assert sweep.iterations["pointwise"][1] + extra != paper_iter, case_id   # our default x_hat
+    runs = _rvi(model, [space.state(1, 1, 1), space.state(0, 1, 2)])
+    assert round(-runs.gain[0], 5) == paper_cost, case_id
+    assert runs.iterations[0] + extra == paper_iter, case_id
+    assert runs.iterations[1] + extra != paper_iter, case_id   # our default x_hat
 
 
 # ---- The notebook's sweeps, moved into the module (issue 14). Small grids keep them quick;
@@ -284,11 +270,10 @@ def test_check_notebook_parameters_rejects(bad, match):
 
 
 def test_all_reference_states_is_the_sweep():
-    # Fig. 7 instance at K = 3, N = 4: the helper is rvi_reference_sweep over every state.
+    # Fig. 7 instance at K = 3, N = 4: the helper is the library's RVI from every state.
     swept = P.rvi_all_reference_states(0.1, 1.0, 1.4, 3, 4, tau=0.99999, tol=1e-5)
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
-    direct = P.rvi_reference_sweep(model, [space.state(1, 1, 1)], tau=0.99999, tol=1e-5)
-    n = int(direct.iterations["pointwise"][0])
+    n = _rvi(model, space.state(1, 1, 1)).iterations
     assert swept.count_from((1, 1, 1)) == n
     assert (1, 1, 1) in swept.states_with_count(n)
     assert all(swept.count_from(x) == n for x in swept.states_with_count(n))
@@ -496,14 +481,6 @@ def test_tau_remark_and_cost_readings_reports():
         in report
 
 
-def test_column_max_is_max():
-    # The transposed reduction gives the same maxima as NumPy's, on both sides of its switch.
-    rng = np.random.default_rng(5)
-    for m in (1, 2, 15, 16, 40):
-        a = rng.standard_normal((50, m))
-        assert np.array_equal(P._column_max(a), a.max(axis=0))
-
-
 def _brute_force_readings(instances, tau, tol):
     # Independent of the search's pruning: run every instance from every candidate state with
     # both h_0 and keep the readings whose offset is the same on all of them.
@@ -515,10 +492,13 @@ def _brute_force_readings(instances, tau, tol):
         for lam, mu, g, K, N, printed in instances:
             model, space = Q.robots_mdp(lam, mu, g, K, N)
             inside = [x for x in states if P._has_state(space, x)]
-            sw = P.rvi_reference_sweep(model, [space.state(*x) for x in inside], tau=tau,
-                                       tol=tol, h0=h0)
-            ks.append({rule: {x: printed - int(sw.iterations[rule][j])
-                              for j, x in enumerate(inside)} for rule in P.STOPPING_READINGS})
+            start = None if h0 == "zero" else -model.rewards.max(axis=0)
+            counts = {reading: mdp.relative_value_iteration(
+                model, tau=tau, tol=tol, reference_state=[space.state(*x) for x in inside],
+                stopping=rule, h0=start).iterations   # one rule per run: not the one-pass pair
+                for reading, rule in P.STOPPING_READINGS.items()}
+            ks.append({reading: {x: printed - int(k[j]) for j, x in enumerate(inside)}
+                       for reading, k in counts.items()})
         for rule in P.STOPPING_READINGS:
             for x in states:
                 ds = [k[rule].get(x) for k in ks]
@@ -535,8 +515,7 @@ def test_single_reading_search_is_the_brute_force():
     printed = []
     for lam, mu, g, K, N in shape:
         model, space = Q.robots_mdp(lam, mu, g, K, N)
-        sw = P.rvi_reference_sweep(model, [space.state(1, 1, 1)], tau=tau, tol=tol)
-        printed.append(int(sw.iterations["pointwise"][0]) + 1)
+        printed.append(_rvi(model, space.state(1, 1, 1)).iterations + 1)
     instances = [(*i, n) for i, n in zip(shape, printed)]
     found = P.single_reading_search(instances, tau=tau, tol=tol, n_full=2)
     assert ("zero", "pointwise", (1, 1, 1), 1) in found.survivors

@@ -5,14 +5,16 @@ of May 20, 1999 ([TLNC99]_). The model itself (eqs. (4), (18)-(21), corrected) i
 :mod:`whittle_lib.models.robots`; this module holds what the draft wrote where it matters for a
 verdict, and the computations that decide whether a verdict survives every reading:
 
-- :func:`rvi_reference_sweep`: Proposition 4 as the paper ran it, for many reference states
-  ``x_hat`` at once, two initial values ``h_0`` and two readings of the stopping rule (the paper
-  gives neither ``x_hat`` nor ``h_0``, and its rule divides by ``h_k(x_hat) = 0``);
+- :data:`STOPPING_READINGS`, :data:`H0_READINGS`: Proposition 4 as the paper ran it, for many
+  reference states ``x_hat`` at once (one batched run of
+  :func:`whittle_lib.mdp.relative_value_iteration`), two initial values ``h_0`` and two
+  readings of the stopping rule (the paper gives neither ``x_hat`` nor ``h_0``, and its rule
+  divides by ``h_k(x_hat) = 0``);
 - :func:`check_lemma4` (by :func:`whittle_lib.mdp.communicating_classes`),
   :func:`paper_multichain_example_classes`, :func:`gain_spread`: Lemma 4, the example of
   Section 3 and Proposition 3;
-- :func:`time_average_rates`: the starvation probability and the loss rate of a policy from
-  the continuous-time chain, the right-hand side of eq. (25), against the per-epoch averages;
+- :func:`eq25_gaps`: eq. (25), the per-epoch averages against the time averages of the
+  continuous-time chain (:func:`whittle_lib.models.robots.time_average_rates`);
 - :func:`eq16_exact`: eq. (16) in exact rational arithmetic, for the ties;
 - :func:`static_cost_loss_probability`: the cost of Sec. 6's wording ("loss probability");
 - the notebook's sweeps (``check_*``, ``*_results``, ``*_curves``), each with a frozen result,
@@ -46,14 +48,9 @@ from ..records import setting as _setting
 
 __all__ = [
     "STOPPING_READINGS",
-    "RVISweep",
-    "rvi_reference_sweep",
     "paper_multichain_example_classes",
     "gain_spread",
-    "TimeAverageRates",
-    "time_average_rates",
     "eq16_exact",
-    "static_cost_exact",
     "static_cost_loss_probability",
     "check_notebook_parameters",
     "with_changed",
@@ -158,133 +155,32 @@ __all__ = [
 
 #: The two readings of the stopping rule "max_x |(h_{k+1}(x) - h_k(x)) / h_k(x)| < 1e-5"
 #: (Sec. 3; Sec. 4: "the relative error between two consecutive iterates was (uniformly) less
-#: than 1e-5"). ``"pointwise"``: the ratio state by state, over ``x != x_hat`` (at ``x_hat``
-#: both iterates are 0); ``"norm"``: ``max_x |h_{k+1} - h_k| / max_x |h_k|``.
-STOPPING_READINGS = ("pointwise", "norm")
+#: than 1e-5"), each with the name of its rule in :func:`whittle_lib.mdp.relative_value_iteration`.
+#: ``"pointwise"``: the ratio state by state, over ``x != x_hat`` (at ``x_hat`` both iterates
+#: are 0); ``"norm"``: ``max_x |h_{k+1} - h_k| / max_x |h_k|``.
+STOPPING_READINGS = {"pointwise": "relative", "norm": "norm"}
 
 
-def _column_max(a: np.ndarray) -> np.ndarray:
-    """``a.max(axis=0)`` for ``a`` of shape ``(n, m)``, the same values (a maximum is exact).
-    With few columns NumPy reduces a C-ordered ``(n, m)`` array row by row, in loops of length
-    ``m``; a transposed copy reduces each column in one pass (tens of times faster for
-    ``m = 2``, slower from about ``m = 16``)."""
-    return np.ascontiguousarray(a.T).max(axis=1) if a.shape[1] < 16 else a.max(axis=0)
-
-
-@dataclass(frozen=True)
-class RVISweep:
-    """Relative value iteration (Proposition 4) run from many reference states at once.
-
-    Attributes
-    ----------
-    reference_states : ndarray of int, shape (m,)
-        Positions of the reference states ``x_hat`` in the model's state space.
-    h0 : str
-        ``"zero"`` (``h_0 = 0``) or ``"cost"`` (``h_0 = c``, the one-step cost), each with
-        ``h_0(x_hat) = 0``.
-    iterations : dict of str to ndarray of int, shape (m,)
-        For each reading of :data:`STOPPING_READINGS`, the iteration at which it stops.
-    estimate : dict of str to ndarray, shape (m,)
-        For each reading, ``T(h)(x_hat)`` at the stop: the cost estimate (Proposition 4 with
-        ``theta = T(h)(x_hat)``; the draft prints ``tau T(h)(x_hat)``, see the notebook).
-    policy : dict of str to ndarray of int, shape (n, m)
-        The greedy policy at the stop, one column per reference state.
-    """
-
-    reference_states: np.ndarray
-    h0: str
-    iterations: dict
-    estimate: dict
-    policy: dict
-
-
-def rvi_reference_sweep(model: _mdp.FiniteMDP, reference_states, *, tau: float = 0.99999,
-                        tol: float = 1e-5, h0: str = "zero", max_iter: int = 100_000
-                        ) -> RVISweep:
-    """Run Proposition 4 of [TLNC99]_ from every reference state in ``reference_states``.
-
-    The iteration ``h_{k+1} = (1 - tau) h_k + tau (T h_k - T h_k(x_hat))`` is vectorised over
-    the reference states (one column each); both readings of the stopping rule
-    (:data:`STOPPING_READINGS`) watch the same iterates, so one pass gives both. The costs of
-    the model are its negated rewards; ``T`` minimises cost as in (24).
-
-    Parameters
-    ----------
-    model : FiniteMDP
-        Rewards are ``-c``, as built by :func:`whittle_lib.models.robots.robots_mdp`.
-    reference_states : array_like of int
-        Positions of the ``x_hat`` to try.
-    tau, tol : float
-        Damping and threshold of the stopping rule (the paper: 0.99999 and 1e-5).
-    h0 : {"zero", "cost"}
-        The initial relative values, which the paper leaves arbitrary.
-    max_iter : int
+def _rvi_readings(model: _mdp.FiniteMDP, reference_states, *, tau: float, tol: float,
+                  h0: str = "zero") -> dict:
+    """Proposition 4 of [TLNC99]_ from every state of ``reference_states`` at once, under both
+    readings of the stopping rule, in one pass of
+    :func:`whittle_lib.mdp.relative_value_iteration` (``h_0 = 0``, or ``h_0 = c`` the one-step
+    cost for ``h0="cost"``, each with ``h_0(x_hat) = 0``).
 
     Returns
     -------
-    RVISweep
-
-    Notes
-    -----
-    Column ``j`` follows exactly the iterates of
-    ``whittle_lib.mdp.relative_value_iteration(model, tau=tau, tol=tol,
-    reference_state=reference_states[j])`` (``h0`` zero), so its pointwise count equals that
-    function's ``iterations`` (checked in the tests).
+    dict of str to RelativeValueBatch
+        For each reading of :data:`STOPPING_READINGS`, the run stopped by it; the cost
+        estimate ``T(h)(x_hat)`` is ``-gain`` (the model's rewards are ``-c``).
     """
-    if not 0.0 < tau <= 1.0:
-        raise ValueError(f"tau must lie in (0, 1], got {tau}")
-    if tol <= 0:
-        raise ValueError(f"tol must be positive, got {tol}")
     if h0 not in ("zero", "cost"):
         raise ValueError(f"h0 must be 'zero' or 'cost', got {h0!r}")
-    refs = np.asarray(reference_states, dtype=np.int64).ravel()
-    n, A = model.n_states, model.n_actions
-    if refs.size == 0 or refs.min() < 0 or refs.max() >= n:
-        raise ValueError(f"reference_states must be positions in 0..{n - 1}, got {refs}")
-    m = refs.size
-    start = np.zeros(n) if h0 == "zero" else -model.rewards.max(axis=0)
-    H = np.repeat(start[:, None], m, axis=1)
-    H[refs, np.arange(m)] = 0.0
-    R = model.rewards[:, :, None]
-    allowed = model.allowed[:, :, None]
-    stacked = sparse.csr_array(sparse.vstack(model.transitions))
-
-    def t_of(Hc):
-        q = np.where(allowed, R + (stacked @ Hc).reshape(A, n, -1), -np.inf)
-        return q
-
-    iters = {r: np.zeros(m, dtype=np.int64) for r in STOPPING_READINGS}
-    est = {r: np.full(m, np.nan) for r in STOPPING_READINGS}
-    pol = {r: np.zeros((n, m), dtype=np.int64) for r in STOPPING_READINGS}
-    active = np.arange(m)
-    for k in range(1, max_iter + 1):
-        Hs = H[:, active]
-        ref, cols = refs[active], np.arange(active.size)
-        Th = t_of(Hs).max(axis=0)
-        Hn = (1 - tau) * Hs + tau * (Th - Th[ref, cols])
-        delta, base = np.abs(Hn - Hs), np.abs(Hs)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(base > 0, delta / base, np.where(delta > 0, np.inf, 0.0))
-            ratio[ref, cols] = 0.0
-            big = _column_max(base)
-            norm = np.where(big > 0, _column_max(delta) / big, np.inf)
-        H[:, active] = Hn
-        for reading, stat in zip(STOPPING_READINGS, (_column_max(ratio), norm)):
-            newly = (stat < tol) & (iters[reading][active] == 0)
-            if newly.any():
-                done = active[newly]
-                qf = t_of(Hn[:, newly])
-                # rewards are maximised: the cost estimate is -max_a q at x_hat
-                est[reading][done] = -qf.max(axis=0)[refs[done], np.arange(done.size)]
-                pol[reading][:, done] = qf.argmax(axis=0)
-                iters[reading][done] = k
-        active = active[np.any([iters[r][active] == 0 for r in STOPPING_READINGS], axis=0)]
-        if active.size == 0:
-            break
-    if active.size:
-        raise RuntimeError(f"relative value iteration did not stop within {max_iter} "
-                           f"iterations for {active.size} reference states")
-    return RVISweep(reference_states=refs, h0=h0, iterations=iters, estimate=est, policy=pol)
+    start = None if h0 == "zero" else -model.rewards.max(axis=0)
+    runs = _mdp.relative_value_iteration(
+        model, tau=tau, tol=tol, reference_state=np.asarray(reference_states, dtype=np.int64),
+        stopping=tuple(STOPPING_READINGS.values()), h0=start, max_iter=100_000)
+    return {reading: runs[rule] for reading, rule in STOPPING_READINGS.items()}
 
 
 def paper_multichain_example_classes(lam: float, mu: float, gamma: float, K: int
@@ -318,68 +214,6 @@ def gain_spread(lam: float, mu: float, gamma: float, K: int, N: int) -> float:
     return float(g.max() - g.min())
 
 
-@dataclass(frozen=True)
-class TimeAverageRates:
-    """Starvation probability and loss rate of a policy, two ways (eq. (25) of [TLNC99]_).
-
-    Attributes
-    ----------
-    starvation_epochs, loss_epochs : float
-        ``S_pi`` and ``L_pi`` as averages over decision epochs: ``pi(q = 0)`` and
-        ``nu pi(q = K, s = 1)`` under the stationary law of the uniformised chain.
-    starvation_time, loss_time : float
-        The time averages: ``P(Q = 0)`` and ``lam E[R 1(Q = K)]`` under the stationary law of
-        the continuous-time chain ``(Q(t), R(t))`` built from the verbal model of Section 3
-        (no uniformisation).
-    """
-
-    starvation_epochs: float
-    loss_epochs: float
-    starvation_time: float
-    loss_time: float
-
-
-def time_average_rates(lam: float, mu: float, gamma: float, K: int, N: int, policy
-                       ) -> TimeAverageRates:
-    """Check eq. (25): per-epoch averages of the MDP against continuous-time averages.
-
-    The continuous-time chain on ``(q, r)``: at rate ``lam r`` a robot brings a page (the queue
-    grows by one unless full) and is deactivated, then reactivated if the policy's action at
-    ``(q, r, 1)`` is 1; at rate ``mu`` when ``q > 0`` a page leaves and one more robot is
-    activated (if ``r < N``) if the action at ``(q, r, 0)`` is 1. Its stationary law gives the
-    time averages; the per-epoch ones come from the uniformised chain of
-    :func:`whittle_lib.models.robots.robots_mdp`. The policy must have one recurrent class.
-    """
-    model, space = _q.robots_mdp(lam, mu, gamma, K, N)
-    policy = np.asarray(policy)
-    P = _mdp.policy_transition_matrix(model, policy)
-    pi = _mdp.stationary_distribution(P)
-    nu = lam * N + mu
-    s_ep = float(pi[space.q == 0].sum())
-    l_ep = float(nu * pi[(space.q == K) & (space.s == _q.ARRIVAL)].sum())
-    # Continuous-time generator on (q, r), built from the verbal model (not from (19)-(21)).
-    # Continuous-time generator on (q, r), built from the verbal model (not from (19)-(21)),
-    # without (0, 0): nothing happens there, and the forced action at (1, 0, 0) never enters it.
-    pairs = [(q, r) for q in range(K + 1) for r in range(N + 1) if (q, r) != (0, 0)]
-    idx = {qr: i for i, qr in enumerate(pairs)}
-    m = len(pairs)
-    G = np.zeros((m, m))
-    for (q, r), i in idx.items():
-        if r > 0:
-            a = policy[space.state(q, r, _q.ARRIVAL)]
-            G[i, idx[(min(q + 1, K), r - 1 + a)]] += lam * r
-        if q > 0:
-            a = policy[space.state(q, r, _q.DEPARTURE)]
-            G[i, idx[(q - 1, min(r + a, N))]] += mu
-    G -= np.diag(G.sum(axis=1))
-    pt = _mdp.stationary_distribution(sparse.csr_array(np.eye(m) + G / nu))
-    qs = np.array([q for q, _ in pairs])
-    rs = np.array([r for _, r in pairs])
-    return TimeAverageRates(starvation_epochs=s_ep, loss_epochs=l_ep,
-                            starvation_time=float(pt[qs == 0].sum()),
-                            loss_time=float(lam * (pt * rs)[qs == K].sum()))
-
-
 def eq16_exact(mu_over_lambda: Fraction, gamma_over_mu: Fraction) -> int:
     """Eq. (16) of [TLNC99]_ in exact arithmetic: ``ceil`` if ``C(rho_+) <= C(rho_-)``.
 
@@ -404,26 +238,6 @@ def eq16_exact(mu_over_lambda: Fraction, gamma_over_mu: Fraction) -> int:
     c_minus = g * (1 - Fraction(lo) / m)
     c_plus = Fraction(hi) / m - 1
     return hi if (c_plus <= c_minus or lo == 0) else lo
-
-
-def static_cost_exact(n: int, mu_over_lambda: Fraction, gamma_over_mu: Fraction, K: int
-                      ) -> Fraction:
-    """Eq. (4) divided by ``mu``, exactly, for ``n`` robots: ``C(n lam / mu, gamma, K) / mu``.
-
-    ``(gamma/mu P(X = 0) + rho P(X = K))`` with ``P(X = i) = rho^i / sum_j rho^j`` (eq. (3)).
-
-    Examples
-    --------
-    Table 1, row 1 (``lam = 0.01``, ``mu = 1``, ``K = 5``, ``gamma = 0.4``): ``N_s = 73``,
-    ``C_s = 0.17541``.
-
-    >>> round(float(static_cost_exact(73, Fraction(100), Fraction(2, 5), 5)), 5)
-    0.17541
-    """
-    rho = Fraction(n) / Fraction(mu_over_lambda)
-    powers = [rho ** i for i in range(K + 1)]
-    total = sum(powers)
-    return (Fraction(gamma_over_mu) * powers[0] + rho * powers[K]) / total
 
 
 def static_cost_loss_probability(rho, gamma: float, K: int) -> np.ndarray:
@@ -817,17 +631,18 @@ class AllReferenceStates:
     ----------
     space : RobotsStateSpace
         The states ``(q, r, s)`` of the instance.
-    sweep : RVISweep
-        One column per state of ``space``, in its order.
+    runs : dict of str to RelativeValueBatch
+        For each reading of :data:`STOPPING_READINGS`, one column per state of ``space``, in
+        its order.
     """
 
     space: object
-    sweep: RVISweep
+    runs: dict
 
     @property
     def counts(self) -> np.ndarray:
         """Iterations to the pointwise stopping rule, one per reference state."""
-        return self.sweep.iterations["pointwise"]
+        return self.runs["pointwise"].iterations
 
     def count_from(self, state) -> int:
         """Iterations from the reference state ``(q, r, s)``."""
@@ -841,7 +656,8 @@ class AllReferenceStates:
 def rvi_all_reference_states(lam: float, mu: float, gamma: float, K: int, N: int, *,
                              tau: float, tol: float) -> AllReferenceStates:
     """Relative value iteration as the paper ran it (``h_0 = 0``) from every reference state of
-    the instance at once (:func:`rvi_reference_sweep`): the paper gives no ``x_hat``.
+    the instance at once (:func:`whittle_lib.mdp.relative_value_iteration`): the paper gives
+    no ``x_hat``.
 
     Examples
     --------
@@ -850,13 +666,13 @@ def rvi_all_reference_states(lam: float, mu: float, gamma: float, K: int, N: int
     True
     """
     model, space = _q.robots_mdp(lam, mu, gamma, K, N)
-    return AllReferenceStates(space=space, sweep=rvi_reference_sweep(
+    return AllReferenceStates(space=space, runs=_rvi_readings(
         model, np.arange(space.n_states), tau=tau, tol=tol))
 
 
 #: The initial values ``h_0`` that :func:`single_reading_search` and :func:`table1_row` try
 #: (the paper: "``h_0(x_hat) = 0`` but otherwise ``h_0`` is arbitrary"): ``"zero"`` and
-#: ``"cost"`` (``h_0 = c``), as in :func:`rvi_reference_sweep`.
+#: ``"cost"`` (``h_0 = c``, the one-step cost, with ``h_0(x_hat) = 0``).
 H0_READINGS = ("zero", "cost")
 
 
@@ -904,7 +720,8 @@ class SingleReadingSearch:
 def single_reading_search(instances, *, tau: float, tol: float, n_full: int = 1
                           ) -> SingleReadingSearch:
     """Search every reading ``(x_hat, h_0, stopping rule, d)`` of relative value iteration
-    (Proposition 4 of [TLNC99]_, :func:`rvi_reference_sweep`) for one that gives every printed
+    (Proposition 4 of [TLNC99]_, :func:`whittle_lib.mdp.relative_value_iteration`) for one
+    that gives every printed
     count ``k + d`` of ``instances``.
 
     Parameters
@@ -947,10 +764,10 @@ def single_reading_search(instances, *, tau: float, tol: float, n_full: int = 1
     states = tuple(state_tuple(space0, i) for i in range(space0.n_states))
     full = {}
     for h0 in H0_READINGS:
-        its = [rvi_reference_sweep(_q.robots_mdp(*i[:5])[0], np.arange(len(states)), tau=tau,
-                                   tol=tol, h0=h0).iterations for i in inst[:n_full]]
+        its = [_rvi_readings(_q.robots_mdp(*i[:5])[0], np.arange(len(states)), tau=tau,
+                             tol=tol, h0=h0) for i in inst[:n_full]]
         for rule in STOPPING_READINGS:
-            full[(h0, rule)] = np.array([it[rule] for it in its])
+            full[(h0, rule)] = np.array([it[rule].iterations for it in its])
     printed_full = np.array([i[5] for i in inst[:n_full]])[:, None]
     alive = [sum(int(np.all(printed_full[:m] - k[:m] == printed_full[0] - k[0], axis=0).sum())
                  for k in full.values()) for m in range(1, n_full + 1)]
@@ -966,11 +783,10 @@ def single_reading_search(instances, *, tau: float, tol: float, n_full: int = 1
             xs = sorted({x for (h, _, x) in cands if h == h0 and _has_state(space, x)})
             if not xs:
                 continue
-            sw = rvi_reference_sweep(model, [space.state(*x) for x in xs], tau=tau, tol=tol,
-                                     h0=h0)
+            sw = _rvi_readings(model, [space.state(*x) for x in xs], tau=tau, tol=tol, h0=h0)
             at = {x: j for j, x in enumerate(xs)}
             kept.update({(h, rule, x): d for (h, rule, x), d in cands.items()
-                         if h == h0 and x in at and printed - sw.iterations[rule][at[x]] == d})
+                         if h == h0 and x in at and printed - sw[rule].iterations[at[x]] == d})
         cands = kept
         alive.append(len(cands))
     return SingleReadingSearch(states=states, full_counts=full, alive=tuple(alive),
@@ -1105,12 +921,13 @@ def check_eq21(lam: float, mu: float, gamma: float, K: int, N: int) -> Eq21Check
 
 def eq25_gaps(lam: float, mu: float, gammas, K: int, N: int) -> list[float]:
     """Eq. (25) for the optimal and the static policy at each ``gamma`` (in that order): the
-    larger of the gaps between per-epoch and time averages (:func:`time_average_rates`)."""
+    larger of the gaps between per-epoch and time averages
+    (:func:`whittle_lib.models.robots.time_average_rates`)."""
     gaps = []
     for g in gammas:
         opt = _q.robots_dynamic_optimum(lam, mu, g, K, N)
         for policy in (opt.policy, _q.static_policy(opt.space)):
-            rates = time_average_rates(lam, mu, g, K, N, policy)
+            rates = _q.time_average_rates(lam, mu, g, K, N, policy)
             gaps.append(max(abs(rates.starvation_epochs - rates.starvation_time),
                             abs(rates.loss_epochs - rates.loss_time)))
     return gaps
@@ -1172,7 +989,7 @@ class Table1Row:
 def table1_row(lam: float, mu: float, gamma: float, K: int, reference_states, *,
                tau: float, tol: float) -> Table1Row:
     """Static and dynamic control with a pool of ``N_s`` robots, and Proposition 4 as the
-    paper ran it from each reference state ``(q, r, s)`` (:func:`rvi_reference_sweep`), from
+    paper ran it from each reference state ``(q, r, s)`` (pointwise rule), from
     ``h_0 = 0`` and from ``h_0 = c``."""
     st = _q.robots_static_optimum(lam, mu, gamma, K)
     dyn = _q.robots_dynamic_optimum(lam, mu, gamma, K, st.N)
@@ -1180,8 +997,8 @@ def table1_row(lam: float, mu: float, gamma: float, K: int, reference_states, *,
     refs = [space.state(*x) for x in reference_states]
     runs = {}
     for h0 in ("zero", "cost"):
-        sw = rvi_reference_sweep(model, refs, tau=tau, tol=tol, h0=h0)
-        runs[h0] = {x: (int(sw.iterations["pointwise"][k]), float(sw.estimate["pointwise"][k]))
+        sw = _rvi_readings(model, refs, tau=tau, tol=tol, h0=h0)["pointwise"]
+        runs[h0] = {x: (int(sw.iterations[k]), float(-sw.gain[k]))
                     for k, x in enumerate(reference_states)}
     return Table1Row(static=st, dynamic=dyn, rvi=runs["zero"], rvi_cost=runs["cost"])
 
@@ -2788,9 +2605,9 @@ def iteration_counts(cmp, changed: Mapping, figs: PolicyFigures, t1: Table1Resul
         if search is not None:
             per = {h0: search.full_counts[(h0, "pointwise")][i] for h0 in H0_READINGS}
         else:
-            per = {h0: rvi_reference_sweep(_q.robots_mdp(figs.lam, figs.mu, g, figs.K, figs.N)[0],
-                                           np.arange(space.n_states), tau=figs.tau, tol=figs.tol,
-                                           h0=h0).iterations["pointwise"] for h0 in H0_READINGS}
+            per = {h0: _rvi_readings(_q.robots_mdp(figs.lam, figs.mu, g, figs.K, figs.N)[0],
+                                     np.arange(space.n_states), tau=figs.tau, tol=figs.tol,
+                                     h0=h0)["pointwise"].iterations for h0 in H0_READINGS}
         k[key] = {(x, h0): int(per[h0][space.state(*x)]) for x in refs for h0 in H0_READINGS}
         fig_states[key] = {(h0, d): sorted(state_tuple(space, j)
                                            for j in np.flatnonzero(per[h0] + d == n))
