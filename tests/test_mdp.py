@@ -540,6 +540,28 @@ def test_column_max_is_max():
         assert np.array_equal(mdp._column_max(a), a.max(axis=0))
 
 
+@pytest.mark.parametrize("m", [1, 3, 16, 40])
+def test_relative_rule_is_the_ratio_rule_as_written(m):
+    # The rule's fmax over a plain ratio against its definition written out: the ratio where
+    # h != 0, infinite where h = 0 and h_new != 0, 0 where both are 0 and at x_hat; the same
+    # bits (a maximum of the same quotients is exact).
+    rng = np.random.default_rng(m)
+    h = rng.standard_normal((60, m))
+    h[::5] = 0.0
+    h_new = h + 1e-3 * rng.standard_normal((60, m))
+    h_new[::10] = 0.0
+    refs = rng.integers(0, 60, m)
+    delta, base = np.abs(h_new - h), np.abs(h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(base > 0, delta / base, np.where(delta > 0, np.inf, 0.0))
+    ratio[refs, np.arange(m)] = 0.0
+    np.testing.assert_array_equal(mdp._relative_rule(h_new, h, None, refs), ratio.max(axis=0))
+    h_new[:, 0] = h[:, 0] = 0.0   # nothing moves: the statistic is 0, not nan
+    assert mdp._relative_rule(h_new, h, None, refs)[0] == 0.0
+    h_new[1::5, 0] = 1.0          # h = 0 and h_new != 0: infinite
+    assert mdp._relative_rule(h_new, h, None, refs)[0] == np.inf
+
+
 def test_a_callable_stopping_rule_is_applied_per_column():
     model = random_mdp(12, 2, 1)
     calls = []

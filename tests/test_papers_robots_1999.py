@@ -391,7 +391,9 @@ def test_figs_6_8_records_the_fig7_caption():
     assert figs.setting(1.4) == setting and figs.figure(1.4) == "Fig. 7"
     found = P.printed_count_matches(cmp, {}, figs)
     assert found.printed == {1.4: 255} and (1, 1, 1) in found.common and found.star == (1, 1, 1)
-    P.record_figs_6_8(cmp, {}, figs, (0, 1, 2))
+    assert figs.iterations_setting({"mu": 0.5}, 1.4) == setting   # mu is in the setting
+    assert figs.iterations_setting({"tau": 0.9}, 1.4) == setting + ";tau=0.9"
+    cmp.number(figs.figure(1.4), figs.setting(1.4), "cost", figs.optima[1.4].cost)
     assert cmp.row("Fig. 7", setting, "cost").status == "reproduced"
     assert cmp.missing() == [("Fig. 7", setting, "iterations")]   # judged with Table 1's counts
     assert "cost 0.25924 (paper 0.25924)" in P.format_figs_6_8(cmp, figs, (0, 1, 2))
@@ -419,10 +421,19 @@ def test_table1_row_19_recorded():
     cmp = _comparison(("Table 1", s))
     t1 = P.table1_results([s], 1.0, (0, 1, 2), (1, 1, 1), tau=0.99999, tol=1e-5)
     assert t1.default == (0, 1, 2) and t1.star == (1, 1, 1)
-    P.record_table1(cmp, {}, t1)
-    status = {r.quantity: r.status for r in cmp.rows}
-    assert status["C_s"] == status["N_s"] == status["N_min"] == status["N_bar"] == "reproduced"
-    assert "N_iter" not in status          # judged with the figures' counts
+    t = t1.rows[s]
+    for quantity, value in (("C_s", t.static.cost), ("N_s", t.static.N),
+                            ("N_min", t.dynamic.N_min), ("N_bar", t.dynamic.N_mean)):
+        cmp.number("Table 1", s, quantity, value)
+        assert cmp.row("Table 1", s, quantity).status == "reproduced"
+    expected = cmp.paper("Table 1", s, "C_d")
+    assert P.prints_as(expected, t.dynamic.cost)   # recorded as a number: no readings needed
+    # the readings the notebook would weigh if it did not (the exact optimum's always False)
+    verdicts, evidence = P.table1_cd_readings(expected, t1, s)
+    assert len(verdicts) == 5 and not list(verdicts.values())[0]
+    assert verdicts["C_d = RVI's estimate T(h)(x_hat), x_hat = (1, 1, 1) (x_hat* of Figs. 6-8), "
+                    "h_0 = 0"]
+    assert "Searched: 5 readings" in evidence and f"{t.dynamic.cost:.6f}" in evidence
     readings = P.table1_readings(cmp, t1)
     assert (readings.n_rows, readings.rvi, readings.iterations) == (1, 1, 1)
     spread = P.iteration_spread(t1, s, 1.0)
@@ -442,13 +453,22 @@ def test_table2_row_11_recorded():
     row = t2[s]
     assert row.pools == (16, 20, 30) and row.pool_sweep is None
     assert row.unconstrained.N_max == 15 and row.n_max.pool_of_run
-    P.record_table2(cmp, {}, t2)
+    cmp.number("Table 2", s, "C_d", row.unconstrained.cost,
+               diagnosis=P.table2_cd_diagnosis(s, row))
     assert cmp.row("Table 2", s, "C_d").status == "reproduced"
+    assert P.table2_cd_diagnosis(s, row) == "unexplained"
+    shifted = P.table2_cd_diagnosis("lambda=0.05;K=10;gamma=2.4", row)
+    assert shifted.startswith("the paper prints 0.20541") and "Searched" not in shifted  # no search
+    printed = int(cmp.paper("Table 2", s, "N_max").paper)
+    assert printed == 16 != row.unconstrained.N_max
+    verdicts, evidence = P.table2_n_max_readings(printed, s, row)
+    assert list(verdicts.values()) == [False, True] and "Fig. 7 caption" in evidence
+    cmp.claim_by_reading("Table 2", s, "N_max", verdicts, evidence, value="15")
     assert cmp.row("Table 2", s, "N_max").status == "claim-depends"
-    assert "Fig. 7 caption" in cmp.row("Table 2", s, "N_max").note
-    assert "setting that reproduces the table" in [r.quantity for r in cmp.rows]
     t1 = P.table1_results([s], 1.0, (0, 1, 2), tau=0.99999, tol=1e-5)
-    P.record_dynamic_cheaper(cmp, {}, t1, t2)
+    assert P.dynamic_cheaper(t1, t2)
+    cmp.claim("Sec. 5 text", "Tables 1-2", "dynamic control costs less than static control",
+              P.dynamic_cheaper(t1, t2), P.DYNAMIC_CHEAPER_EVIDENCE)
     assert cmp.row("Sec. 5 text", "Tables 1-2",
                    "dynamic control costs less than static control").status == "claim-holds"
 
@@ -459,7 +479,9 @@ def test_figs_6_8_off_the_paper_setting_are_new_rows():
     cmp = Comparison("demo", expected=[], paper_settings=False)
     found = P.printed_count_matches(cmp, {"K_policy": 3}, figs)
     assert found.printed == {} and found.star is None
-    P.record_figs_6_8(cmp, {"K_policy": 3}, figs, (0, 1, 2))
+    cmp.number(figs.figure(1.4), figs.setting(1.4), "cost", figs.optima[1.4].cost)
+    cmp.number(figs.figure(1.4), figs.iterations_setting({"K_policy": 3}, 1.4), "iterations",
+               figs.sweeps[1.4].count_from((0, 1, 2)))
     assert [(r.quantity, r.status) for r in cmp.rows] == [("cost", "new"), ("iterations", "new")]
     assert "(paper" not in P.format_figs_6_8(cmp, figs, (0, 1, 2))
 
@@ -549,7 +571,9 @@ def test_iteration_counts_fig7_and_table1_row19():
     text = counts.table()
     assert "3 of 3" not in text and "1 of 1" in text and all(len(x) <= 100 for x in
                                                              text.splitlines())
-    P.record_iteration_counts(cmp, counts)
+    for key in counts.keys:
+        cmp.claim_by_reading(*key, counts.verdicts(key), counts.evidence(key),
+                             value=counts.ours(key))
     for key in counts.keys:
         row = cmp.row(*key)
         assert row.status == "claim-depends" and "Searched: 1128 readings" in row.note
