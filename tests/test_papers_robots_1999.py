@@ -142,6 +142,7 @@ def test_lemma1_and_proposition1_hold_on_small_grids():
     assert check.holds and 0 <= check.worst_distance <= 1e-4
     assert P.check_proposition1(1.0, buffers=(2, 5), gammas=(0.4, 2.4),
                                 mu_over_lambda=np.arange(1.0, 8.5, 0.5))
+    assert P.lemma1_evidence(check).endswith(f"within {check.worst_distance:.0e}.")
 
 
 def test_proposition2_and_lemmas_2_3():
@@ -151,6 +152,8 @@ def test_proposition2_and_lemmas_2_3():
     assert set(check.K0) == {2.0}           # K_0 exists only for gamma > mu
     assert 2 < check.K0[2.0] < 119
     assert check.lemma3_gap < 0.2           # Lemma 3: rho -> 1, slowly (K = 119 here)
+    assert "K_0 from " in P.lemma2_evidence(check)
+    assert P.lemma3_evidence(check).startswith(f"max |rho(gamma,400) - 1| = {check.lemma3_gap:.3f}")
 
 
 def test_eq16_check_finds_the_half_integer_ties():
@@ -162,12 +165,18 @@ def test_eq16_check_finds_the_half_integer_ties():
                                              Fraction(9, 2), Fraction(11, 2)]
     assert check.ties_ceil == 5 and check.floor_at_finite_K
     assert check.agree == check.total == ratios.size - 5
+    verdicts, evidence = P.eq16_readings(check)
+    assert list(verdicts.values()) == [True, False]   # asymptotically yes, at the 5 ties no
+    assert "At the 5 exact ties" in evidence and "(16) takes the ceiling (5 of 5)" in evidence
 
 
 def test_proof_slips_of_proposition2():
     # Between mu(K+1)/K and gamma(K) the minimiser is below 1 (Lemma 1), and (11) is (10).
     assert all(r < 1 for r in P.rho_at_cited_threshold(1.0, range(2, 30)).values())
     assert P.check_eq11(1.0) and P.check_eq11(0.5, 1.3)
+    below = P.rho_at_cited_threshold(1.0, range(2, 30))
+    assert f"(e.g. {below[5]:.4f} at K = 5)" in P.cited_threshold_evidence(below)
+    assert "K = 2..60: True)" in P.eq14_evidence(True)
 
 
 def test_eq19_row_sums_as_printed():
@@ -313,6 +322,8 @@ def test_transition_law_static_policy_is_eq4():
     assert law.queue_after_arrival_printed == 4 > law.K
     assert P.check_transition_law(0.1, 1.0, 1.4, 5, 3).queue_after_arrival_printed == 3
     assert "row sums of (19)" in law.report()
+    assert "(= 1.5714 for r = N = 4)" in P.eq19_evidence(law)   # 1 + 2 (0.1)(4)/1.4
+    assert "gives q = 4 > K, outside X" in P.eq20_evidence(law)
 
 
 def test_theta_is_T_h_not_tau_T_h():
@@ -321,9 +332,13 @@ def test_theta_is_T_h_not_tau_T_h():
     th = P.check_theta(0.1, 1.0, 1.4, 3, 4, (0, 1, 2))
     assert th.T_h == pytest.approx(th.exact_cost, rel=1e-6)
     cmp = Comparison("demo", expected=[], paper_settings=False)   # not the paper's: new rows
-    P.record_tau_remark(cmp, {"N_policy": 4}, {0.5: 30, 1.0: 20})
+    iterations = {0.5: 30, 1.0: 20}
+    assert P.tau_remark_holds(iterations)                          # 30 >= 20 iterations
+    cmp.claim("Sec. 4 text", P.with_changed({"N_policy": 4}, "Table 1", "N_policy"),
+              P.TAU_REMARK, P.tau_remark_holds(iterations), P.tau_remark_evidence(iterations))
     notes = {r.item: r.note for r in cmp.rows}
-    assert "the claim holds here" in notes["Sec. 4 text"]          # 30 >= 20 iterations
+    assert "the claim holds here" in notes["Sec. 4 text"] and "0.5: 30, 1.0: 20" in notes[
+        "Sec. 4 text"]
     assert "Proposition 4" not in P.format_proposition4(cmp, {0.5: 30, 1.0: 20})
 
 
@@ -348,7 +363,9 @@ def test_proposition4_three_readings():
     frame = pr.to_frame()
     assert len(frame) == 12 and list(frame[("= optimum", "")]).count("yes") == 6
     demo = Comparison("demo", expected=[], paper_settings=False)
-    P.record_proposition4(demo, pr, None)       # off the paper's setting: no Table 1 evidence
+    assert pr.setting == "N=4;K=3;lambda=0.1;mu=1.0;gamma=1.4"   # the middle gamma
+    demo.claim_by_reading("Proposition 4", pr.setting, "theta = tau T(h)(x_hat)",
+                          *P.proposition4_verdicts(pr, None))   # off the paper's setting
     row = demo.rows[0]
     assert "holds under 2 of 4 readings" in row.note and "Searched: 3 readings" in row.note
 
@@ -381,6 +398,11 @@ def test_mdp_structure_small_grids():
     assert check.proposition3_instances == 3 and check.proposition3_spread < 1e-9
     assert len(check.eq25_gaps) == 4 and max(check.eq25_gaps) < 1e-10   # rounding
     assert check.eq21.max_deviation < 1e-12
+    verdicts, evidence = P.lemma4_readings(check)
+    assert list(verdicts.values()) == [False, True] and "on 2 instances" in evidence
+    assert "at levels [[1], [2]]" in P.multichain_example_evidence(check)
+    assert "on 3 instances" in P.proposition3_evidence(check)
+    assert f"the {check.eq21.n_rows} rows of (21)" in P.eq21_evidence(check)
 
 
 def test_figs_6_8_records_the_fig7_caption():
@@ -403,6 +425,8 @@ def test_conjecture_check_counts():
     check = P.check_conjecture(1.0, [(0.1, 2, 1.4, 2), (0.5, 3, 0.4, 5)])
     assert check.n_instances == 2 and check.n_monotone <= check.n_switching <= 2
     assert check.f00_min >= 1
+    assert f"of {check.n_instances} instances" in P.conjecture_evidence(check)
+    assert "at least 1 on all 2 instances" in P.f00_evidence(check)
 
 
 def test_cost_readings_count_printed_rows():
@@ -412,6 +436,11 @@ def test_cost_readings_count_printed_rows():
     assert readings.n_rows == 2 and readings.rate[1.0] == 2 and readings.rate_brute == 2
     assert f"{readings.cost_gamma_15:.5f}" == readings.printed_gamma_113 == "0.13333"
     assert f"{readings.cost_gamma_113:.5f}" == "0.13312"
+    verdicts, evidence = P.mu_readings(readings)
+    assert list(verdicts.values()) == [False, False] and "with mu = 1.0 (the captions), all" \
+        in evidence
+    verdicts, evidence = P.loss_probability_readings(readings)
+    assert len(verdicts) == 4 and "Searched: 4 readings" in evidence
 
 
 def test_table1_row_19_recorded():

@@ -18,9 +18,11 @@ verdict, and the computations that decide whether a verdict survives every readi
 - :func:`eq16_exact`: eq. (16) in exact rational arithmetic, for the ties;
 - :func:`static_cost_loss_probability`: the cost of Sec. 6's wording ("loss probability");
 - the notebook's sweeps (``check_*``, ``*_results``, ``*_curves``), each with a frozen result,
-  and its recordings (``record_*``): they take the notebook's
-  :class:`replication.records.Comparison` and those results, and write the rows of
-  ``data/results/05_robot_queue.csv`` with the evidence for each verdict.
+  and the evidence of each verdict (``*_evidence``, ``*_readings``, ``*_verdicts``, and
+  constants for the claims as the results file words them): the notebook records each row of
+  ``data/results/05_robot_queue.csv`` in a visible line
+  (``cmp.claim(item, setting, claim, holds, robots_1999.x_evidence(result))``) and passes
+  these for the long notes.
 
 References
 ----------
@@ -96,18 +98,12 @@ __all__ = [
     "CONJECTURE_INSTANCES",
     "TABLE2_SHIFTED_ROWS",
     "check_eq4_at_rho_one",
-    "record_static_problem",
     "Fig2Curves",
     "fig2_curves",
-    "record_fig2_proposition2",
-    "record_lemmas_2_3",
     "Fig34Curves",
     "fig3_fig4_curves",
-    "record_eq16",
-    "record_proof_slips",
     "TransitionLawCheck",
     "check_transition_law",
-    "record_transition_law",
     "ThetaCheck",
     "check_theta",
     "PROPOSITION4_READINGS",
@@ -115,11 +111,9 @@ __all__ = [
     "proposition4_readings",
     "TAU_VALUES",
     "format_iterations_by_tau",
-    "record_tau_remark",
-    "record_proposition4",
+    "proposition4_verdicts",
     "MDPStructureCheck",
     "check_mdp_structure",
-    "record_mdp_structure",
     "PolicyFigures",
     "policy_figures",
     "PrintedCountMatches",
@@ -127,10 +121,8 @@ __all__ = [
     "format_figs_6_8",
     "ConjectureCheck",
     "check_conjecture",
-    "record_conjecture",
     "CostReadings",
     "check_cost_readings",
-    "record_cost_readings",
     "Table1Results",
     "table1_results",
     "table1_cd_readings",
@@ -256,7 +248,7 @@ def static_cost_loss_probability(rho, gamma: float, K: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------------
 # The notebook's sweeps: the static problem (Sec. 2), the MDP (Sec. 3), Tables 1 and 2.
-# Each returns what it computed; the ``record_*`` functions below turn it into verdicts.
+# Each returns what it computed; the functions below give the evidence of each verdict.
 # --------------------------------------------------------------------------------------------
 
 def check_notebook_parameters(*, mu: float, lambda_policy: float, gammas_policy, K_policy: int,
@@ -533,7 +525,7 @@ class Eq16Check:
 
     def report(self, cmp=None) -> str:
         """The agreement and the ties as the notebook prints them; with ``cmp``, the verdict
-        :func:`record_eq16` recorded there."""
+        the notebook recorded there (:func:`eq16_readings`)."""
         n = len(self.ties)
         text = (f"eq. (16) = N(gamma, 2000) for {self.agree} of {self.total} pairs "
                 "(gamma, mu/lambda) whose limiting costs differ\n"
@@ -1087,8 +1079,8 @@ def n_max_readings(lam: float, mu: float, gamma: float, K: int, optimum, printed
 
 
 # --------------------------------------------------------------------------------------------
-# The notebook's recordings: each ``record_*`` function turns results computed above into rows
-# of the notebook's Comparison (``cmp``), with the evidence that justifies each verdict. A row's
+# The evidence of each verdict, for the rows the notebook records (``cmp.claim``,
+# ``cmp.claim_by_reading``), and the claims as the results file words them. A row's
 # setting gets the changed parameters it depends on (:func:`with_changed`, ``changed`` being
 # ``params.changed``), so a run off the paper's setting cannot pass for the paper's numbers.
 # --------------------------------------------------------------------------------------------
@@ -1126,30 +1118,31 @@ def check_eq4_at_rho_one(mu: float, *, gammas=(0.1, 1.0, 3.0), buffers=(2, 5, 50
                for g in gammas for K in buffers)
 
 
-def record_static_problem(cmp, eq4_at_one: bool, lemma1: Lemma1Check, proposition1: bool
-                          ) -> None:
-    """Record eq. (4) at ``rho = 1`` (:func:`check_eq4_at_rho_one`), Lemma 1
-    (:func:`check_lemma1`) and Proposition 1 (:func:`check_proposition1`) of [TLNC99]_."""
-    cmp.claim("Eq. (4)", "rho=1", "C(1,gamma,K) = (gamma+mu)/(K+1)", eq4_at_one,
-              "Eq. (4) evaluated at rho=1 (as the limit of normalised powers) equals "
-              "(gamma+mu)/(K+1) to 1e-13 for gamma in {0.1,1,3}, K in {2,5,50}.")
-    cmp.claim("Lemma 1", "gamma in (0,5];K in 2..60",
-              "unique minimiser rho(gamma,K), <1, =1, >1 as gamma <, =, > gamma(K)=mu(K+2)/K",
-              lemma1.holds,
-              "100 values of gamma and gamma(K) itself, 11 values of K from 2 to 60: the root of "
-              "R lies on the side of 1 the lemma says and agrees with a brute-force minimisation "
-              f"of (4) on a grid of step 1e-4 within {lemma1.worst_distance:.0e}.")
-    cmp.claim("Proposition 1",
-              "gamma in (0,5];K in 2..60;mu/lambda in 1..30",
-              "N(gamma,K) is the better of floor and ceil of rho(gamma,K)mu/lambda",
-              proposition1,
-              "For 6 K x 6 gamma x 59 values of mu/lambda the floor/ceil rule gives the same N as "
-              "exhaustive search over n = 1..4mu/lambda+20.")
+#: The claims of Sec. 2 of [TLNC99]_ checked by :func:`check_eq4_at_rho_one`,
+#: :func:`check_lemma1` and :func:`check_proposition1`, as the results file words them.
+EQ4_AT_ONE = "C(1,gamma,K) = (gamma+mu)/(K+1)"
+LEMMA1 = "unique minimiser rho(gamma,K), <1, =1, >1 as gamma <, =, > gamma(K)=mu(K+2)/K"
+PROPOSITION1 = "N(gamma,K) is the better of floor and ceil of rho(gamma,K)mu/lambda"
+
+#: The evidence of eq. (4) at ``rho = 1`` (:func:`check_eq4_at_rho_one`).
+EQ4_AT_ONE_EVIDENCE = ("Eq. (4) evaluated at rho=1 (as the limit of normalised powers) equals "
+                       "(gamma+mu)/(K+1) to 1e-13 for gamma in {0.1,1,3}, K in {2,5,50}.")
+
+#: The evidence of Proposition 1 (:func:`check_proposition1`).
+PROPOSITION1_EVIDENCE = ("For 6 K x 6 gamma x 59 values of mu/lambda the floor/ceil rule gives "
+                         "the same N as exhaustive search over n = 1..4mu/lambda+20.")
+
+
+def lemma1_evidence(lemma1: Lemma1Check) -> str:
+    """The evidence of Lemma 1 of [TLNC99]_ (:func:`check_lemma1`)."""
+    return ("100 values of gamma and gamma(K) itself, 11 values of K from 2 to 60: the root of "
+            "R lies on the side of 1 the lemma says and agrees with a brute-force minimisation "
+            f"of (4) on a grid of step 1e-4 within {lemma1.worst_distance:.0e}.")
 
 
 def format_static_problem(cmp, lemma1: Lemma1Check) -> str:
     """The checks of eq. (4), Lemma 1 and Proposition 1 as the notebook prints them, with
-    the verdicts :func:`record_static_problem` recorded in ``cmp``."""
+    the verdicts the notebook recorded in ``cmp``."""
     return (f"Lemma 1: largest distance to the brute-force minimiser {lemma1.worst_distance:.1e} "
             "(grid step 1e-4)\n" + format_verdicts(
                 cmp, ("Eq. (4)", "C(1,gamma,K) = (gamma+mu)/(K+1)"),
@@ -1200,21 +1193,20 @@ def fig2_curves(mu: float, mu_over_lambda: float, buffers, gammas=None) -> Fig2C
                       N={K: optimal_robots(lam, mu, gammas, K) for K in buffers})
 
 
-def record_fig2_proposition2(cmp, fig2: Fig2Curves, proposition2: bool, mu: float) -> None:
-    """Record Fig. 2's monotonicity (:func:`fig2_curves`) and Proposition 2
-    (:func:`check_proposition2`) of [TLNC99]_."""
-    cmp.claim("Fig. 2", f"mu/lambda={fig2.mu_over_lambda:g}", "gamma -> N(gamma,K) nondecreasing",
-              fig2.monotone,
-              f"N(gamma,K) is nondecreasing on {fig2.gammas.size} values of gamma in "
-              f"[{fig2.gammas[0]:g}, {fig2.gammas[-1]:g}] for K in {list(fig2.N)}.")
-    cmp.claim("Proposition 2", "gamma in (0,50];K in 2..60",
-              "gamma -> rho(gamma,K) nondecreasing and unbounded", proposition2,
-              "rho(gamma,K) is nondecreasing on 200 values of gamma in [0.01, 50] for each K = "
-              f"2..60, and rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}.")
+def fig2_evidence(fig2: Fig2Curves) -> str:
+    """The evidence of Fig. 2's monotonicity in [TLNC99]_ (:func:`fig2_curves`)."""
+    return (f"N(gamma,K) is nondecreasing on {fig2.gammas.size} values of gamma in "
+            f"[{fig2.gammas[0]:g}, {fig2.gammas[-1]:g}] for K in {list(fig2.N)}.")
+
+
+def proposition2_evidence(mu: float) -> str:
+    """The evidence of Proposition 2 of [TLNC99]_ (:func:`check_proposition2`)."""
+    return ("rho(gamma,K) is nondecreasing on 200 values of gamma in [0.01, 50] for each K = "
+            f"2..60, and rho(1e4, 5) = {_q.optimal_load(1e4, 5, mu):.2f}.")
 
 
 def format_fig2_proposition2(cmp, fig2: Fig2Curves, mu: float) -> str:
-    """The evidence and the verdicts of :func:`record_fig2_proposition2`, as the notebook
+    """The evidence and the verdicts of Fig. 2 and Proposition 2, as the notebook
     prints them."""
     return (f"N(gamma, K) on {fig2.gammas.size} values of gamma in [{fig2.gammas[0]:g}, "
             f"{fig2.gammas[-1]:g}], K in {list(fig2.N)}: nondecreasing: {fig2.monotone}\n"
@@ -1226,7 +1218,7 @@ def format_fig2_proposition2(cmp, fig2: Fig2Curves, mu: float) -> str:
 
 
 def format_lemmas_2_3(cmp, lemmas: Lemma23Check) -> str:
-    """``K_0`` and the verdicts of :func:`record_lemmas_2_3`, as the notebook prints them."""
+    """``K_0`` and the verdicts on Lemmas 2 and 3, as the notebook prints them."""
     K0 = [g for g in (1.1, 1.5, 2.0, 3.0, 5.0) if g in lemmas.K0]
     return ("K_0 (the K that maximises rho(gamma, K)) for gamma/mu = "
             + ", ".join(f"{g:g}" for g in K0) + ": " + ", ".join(str(lemmas.K0[g]) for g in K0)
@@ -1236,20 +1228,24 @@ def format_lemmas_2_3(cmp, lemmas: Lemma23Check) -> str:
                               ("Lemma 3", "rho(gamma,K) -> 1 as K -> infinity")))
 
 
-def record_lemmas_2_3(cmp, lemmas: Lemma23Check) -> None:
-    """Record Lemma 2 (unproven in [TLNC99]_) and Lemma 3 from :func:`check_lemmas_2_3`."""
+#: Lemmas 2 and 3 of [TLNC99]_ as the results file words them (:func:`check_lemmas_2_3`).
+LEMMA2 = ("K -> rho(gamma,K) nondecreasing if gamma <= mu; increasing then decreasing if "
+          "gamma > mu")
+LEMMA3 = "rho(gamma,K) -> 1 as K -> infinity"
+
+
+def lemma2_evidence(lemmas: Lemma23Check) -> str:
+    """The evidence of Lemma 2 (unproven in [TLNC99]_), from :func:`check_lemmas_2_3`."""
     K0 = lemmas.K0
-    cmp.claim("Lemma 2", "gamma/mu in (0,5];K in 2..400",
-              "K -> rho(gamma,K) nondecreasing if gamma <= mu; increasing then decreasing if "
-              "gamma > mu",
-              lemmas.lemma2_holds,
-              "50 values gamma/mu = 0.1..5.0, K = 2..400: nondecreasing for gamma <= mu, unimodal "
-              f"for gamma > mu with K_0 from {min(K0.values())} to {max(K0.values())} (the draft's "
-              "formula for K_0 is missing).")
-    cmp.claim("Lemma 3", "gamma/mu in (0,5]", "rho(gamma,K) -> 1 as K -> infinity",
-              lemmas.lemma3_gap < 0.05,
-              f"max |rho(gamma,400) - 1| = {lemmas.lemma3_gap:.3f} over gamma/mu = 0.1..5.0, "
-              "decreasing in K.")
+    return ("50 values gamma/mu = 0.1..5.0, K = 2..400: nondecreasing for gamma <= mu, unimodal "
+            f"for gamma > mu with K_0 from {min(K0.values())} to {max(K0.values())} (the draft's "
+            "formula for K_0 is missing).")
+
+
+def lemma3_evidence(lemmas: Lemma23Check) -> str:
+    """The evidence of Lemma 3 of [TLNC99]_, from :func:`check_lemmas_2_3`."""
+    return (f"max |rho(gamma,400) - 1| = {lemmas.lemma3_gap:.3f} over gamma/mu = 0.1..5.0, "
+            "decreasing in K.")
 
 
 @dataclass(frozen=True)
@@ -1289,18 +1285,17 @@ def fig3_fig4_curves(lam: float, mu: float, gammas, *, K_max: int = 400, n_stati
         N_inf={g: _q.robots_large_K_optimum(lam, mu, g) for g in gammas})
 
 
-def record_eq16(cmp, eq16: Eq16Check) -> None:
-    """Record eq. (16) of [TLNC99]_ (:func:`check_eq16`) under its two readings: the
-    asymptotically optimal ``N``, and ``N(gamma, K)`` for every large ``K`` (the exact ties
-    included)."""
+def eq16_readings(eq16: Eq16Check) -> tuple[dict, str]:
+    """Eq. (16) of [TLNC99]_ (:func:`check_eq16`) under its two readings, the asymptotically
+    optimal ``N`` and ``N(gamma, K)`` for every large ``K`` (the exact ties included): the
+    verdicts and the evidence for :meth:`~replication.records.Comparison.claim_by_reading`."""
     agree, total, ties, ties_ceil = eq16.agree, eq16.total, eq16.ties, eq16.ties_ceil
-    cmp.claim_by_reading(
-        "Eq. (16)", "mu/lambda in [1,30];K=2000",
-        "N(gamma,K) equals the approximation (16) for large K",
-        {"(16) as the asymptotically optimal N (at ties both costs tend to the same limit)":
-             agree == total,
-         f"(16) as N(gamma,K) for every large K, the {len(ties)} exact ties included":
-             agree == total and not ties},
+    verdicts = {
+        "(16) as the asymptotically optimal N (at ties both costs tend to the same limit)":
+            agree == total,
+        f"(16) as N(gamma,K) for every large K, the {len(ties)} exact ties included":
+            agree == total and not ties}
+    evidence = (
         "(16) (ceil in the first branch, floor in the second, in exact arithmetic) equals the "
         f"exact N(gamma, 2000) for {agree} of {total} pairs (gamma in {{0.4,1,2.4}}, mu/lambda = "
         f"1..30 step 0.05) where the limiting costs differ. At the {len(ties)} exact ties (gamma = "
@@ -1309,39 +1304,47 @@ def record_eq16(cmp, eq16: Eq16Check) -> None:
         f"near ties. Searched: 2 readings on {total + len(ties)} pairs at one large K (2000); "
         "each pair compares two integers exactly, so any pair where (16) and N(gamma, 2000) "
         "differ is found; other large K were not tried.")
+    return verdicts, evidence
 
 
-def record_proof_slips(cmp, changed: Mapping, below: Mapping, eq11_ok: bool) -> None:
-    """Record the slips of Proposition 2's proof and of Sec. 2.3 in [TLNC99]_: the threshold
-    cited from Lemma 1 (``below``: :func:`rho_at_cited_threshold`), "(14)" for (11)
-    (:func:`check_eq11`), and "(15) follows from (8) and (15)"."""
-    cmp.claim("Proposition 2", with_changed(changed, "proof;K in 2..60", "mu"),
-              "rho(gamma,K) > 1 for gamma > mu(K+1)/K (Lemma 1 as cited)",
-              all(r > 1 for r in below.values()),
-              "At gamma = mu(K+3/2)/K, between mu(K+1)/K and gamma(K) = mu(K+2)/K, rho(gamma,K) < "
-              f"1 for every K = 2..60 (e.g. {below[5]:.4f} at K = 5): the proof's threshold should "
-              "be gamma(K); its conclusion stands (gamma -> inf). Searched: one gamma between the "
-              f"two thresholds for each of {len(below)} values of K; a K where rho(gamma,K) > 1 "
-              "there would have upheld the citation at that K (Lemma 1, checked above, puts "
-              "rho < 1 below gamma(K) on its grid).")
-    cmp.claim("Proposition 2", "proof, text after (11)",
-              "'the l.h.s. of (14) is infinite': (14) is the equation meant",
-              False,
-              "(14) is Lemma 3's equation, printed after this proof. The argument is about (11): "
-              "gamma_n (K L^(K+1) - (K+1) L^K + 1) = mu L^K (L^(K+2) - (K+2) L + (K+1)), which "
-              "equals (10) rearranged and has a positive factor for L > 1 (checked on L in (1,3], "
-              f"K = 2..60: {eq11_ok}). Searched: the equation number as printed (1 reading); a "
-              "citation is decided by the text, the computation only confirms which equation "
-              "the argument needs.")
-    cmp.claim("Eq. (15)", "Sec. 2.3 text", "'(15), which follows from (8) and (15)'", False,
-              "An equation cannot follow from itself; (15) follows from (8) (Proposition 1) and "
-              "(13) (Lemma 3). Searched: the citation as printed (1 reading); no computation is "
-              "involved, the verdict rests on the text.")
+#: The slips of Proposition 2's proof and of Sec. 2.3 in [TLNC99]_, as the results file words
+#: them: the threshold cited from Lemma 1 (:func:`rho_at_cited_threshold`), "(14)" for (11)
+#: (:func:`check_eq11`), and "(15) follows from (8) and (15)".
+CITED_THRESHOLD = "rho(gamma,K) > 1 for gamma > mu(K+1)/K (Lemma 1 as cited)"
+EQ14_FOR_EQ11 = "'the l.h.s. of (14) is infinite': (14) is the equation meant"
+EQ15_FROM_ITSELF = "'(15), which follows from (8) and (15)'"
+
+#: The evidence that (15) cannot follow from itself (a verdict on the text).
+EQ15_EVIDENCE = ("An equation cannot follow from itself; (15) follows from (8) (Proposition 1) "
+                 "and (13) (Lemma 3). Searched: the citation as printed (1 reading); no "
+                 "computation is involved, the verdict rests on the text.")
+
+
+def cited_threshold_evidence(below: Mapping) -> str:
+    """The evidence on the threshold Proposition 2's proof cites from Lemma 1
+    (``below``: :func:`rho_at_cited_threshold`)."""
+    return ("At gamma = mu(K+3/2)/K, between mu(K+1)/K and gamma(K) = mu(K+2)/K, rho(gamma,K) < "
+            f"1 for every K = 2..60 (e.g. {below[5]:.4f} at K = 5): the proof's threshold should "
+            "be gamma(K); its conclusion stands (gamma -> inf). Searched: one gamma between the "
+            f"two thresholds for each of {len(below)} values of K; a K where rho(gamma,K) > 1 "
+            "there would have upheld the citation at that K (Lemma 1, checked above, puts "
+            "rho < 1 below gamma(K) on its grid).")
+
+
+def eq14_evidence(eq11_ok: bool) -> str:
+    """The evidence that the proof of Proposition 2 means (11) where it prints "(14)"
+    (``eq11_ok``: :func:`check_eq11`)."""
+    return ("(14) is Lemma 3's equation, printed after this proof. The argument is about (11): "
+            "gamma_n (K L^(K+1) - (K+1) L^K + 1) = mu L^K (L^(K+2) - (K+2) L + (K+1)), which "
+            "equals (10) rearranged and has a positive factor for L > 1 (checked on L in (1,3], "
+            f"K = 2..60: {eq11_ok}). Searched: the equation number as printed (1 reading); a "
+            "citation is decided by the text, the computation only confirms which equation "
+            "the argument needs.")
 
 
 def format_proof_slips(cmp, below: Mapping) -> str:
     """The evidence against the threshold cited in Proposition 2's proof
-    (:func:`rho_at_cited_threshold`) and the verdicts of :func:`record_proof_slips`, as the
+    (:func:`rho_at_cited_threshold`) and the verdicts on the proof's slips, as the
     notebook prints them."""
     return (f"rho(gamma, K) at gamma = mu(K+3/2)/K: {below[5]:.4f} at K = 5; below 1 for K = "
             f"{min(below)}..{max(below)}: {all(r < 1 for r in below.values())}\n"
@@ -1386,7 +1389,7 @@ class TransitionLawCheck:
 
     def report(self, cmp=None) -> str:
         """The three checks as the notebook prints them; with ``cmp``, the verdicts
-        :func:`record_transition_law` recorded there."""
+        the notebook recorded there."""
         K, N, q = self.K, self.N, self.queue_after_arrival_printed
         text = (f"row sums of (19) as printed: {self.printed_row_sums[0]:.4f} for r = 1 up to "
                 f"{self.printed_row_sums[-1]:.4f} for r = N = {N}\n"
@@ -1420,26 +1423,23 @@ def check_transition_law(lam: float, mu: float, gamma: float, K: int, N: int
         eq4_cost=float(_q.robots_cost(N * lam / mu, gamma, K, mu)))
 
 
-def record_transition_law(cmp, changed: Mapping, law: TransitionLawCheck) -> None:
-    """Record eqs. (19) and (20) of [TLNC99]_ as printed (:func:`check_transition_law`)."""
-    K, N, sums, q = law.K, law.N, law.printed_row_sums, law.queue_after_arrival_printed
-    cmp.claim("Eq. (19)", "transition probabilities after a departure",
-              "rows of (19) as printed sum to one",
-              bool(np.allclose(sums, 1)),
-              f"As printed the rows sum to 1 + 2 lambda r/nu (= {sums[-1]:.4f} for r = N = {N}); "
-              "the corrected law writes the third probability as 1 - (mu 1(q>1) + lambda "
-              f"min(r+a,N))/nu. Searched: the formula as printed (1 reading), on the {sums.size} "
-              f"values r = 1..{N} of the Figs. 6-8 instance: each row sum is off 1 by at least "
-              f"{sums.min() - 1:.4f}, so any r >= 1 shows the error (only r = 0 would not).")
-    cmp.claim("Eq. (20)",
-              with_changed(changed, "transition probabilities after an arrival", "N_policy",
-                           "K_policy"),
-              "(20) as printed stays in the state space X",
-              q <= K,
-              f"min{{q+1,N}} from q = K = {K} with N = {N} gives q = {q} > K, outside X; "
-              f"min{{q+1,K}} (the first two lines) is meant. Searched: the formula as printed (1 "
-              "reading), on the Figs. 6-8 instance; every instance with N > K leaves X the same "
-              "way from q = K, while N <= K stays in X but caps the queue at N.")
+def eq19_evidence(law: TransitionLawCheck) -> str:
+    """The evidence on eq. (19) of [TLNC99]_ as printed (:func:`check_transition_law`)."""
+    N, sums = law.N, law.printed_row_sums
+    return (f"As printed the rows sum to 1 + 2 lambda r/nu (= {sums[-1]:.4f} for r = N = {N}); "
+            "the corrected law writes the third probability as 1 - (mu 1(q>1) + lambda "
+            f"min(r+a,N))/nu. Searched: the formula as printed (1 reading), on the {sums.size} "
+            f"values r = 1..{N} of the Figs. 6-8 instance: each row sum is off 1 by at least "
+            f"{sums.min() - 1:.4f}, so any r >= 1 shows the error (only r = 0 would not).")
+
+
+def eq20_evidence(law: TransitionLawCheck) -> str:
+    """The evidence on eq. (20) of [TLNC99]_ as printed (:func:`check_transition_law`)."""
+    K, N, q = law.K, law.N, law.queue_after_arrival_printed
+    return (f"min{{q+1,N}} from q = K = {K} with N = {N} gives q = {q} > K, outside X; "
+            f"min{{q+1,K}} (the first two lines) is meant. Searched: the formula as printed (1 "
+            "reading), on the Figs. 6-8 instance; every instance with N > K leaves X the same "
+            "way from q = K, while N <= K stays in X but caps the queue at N.")
 
 
 @dataclass(frozen=True)
@@ -1593,6 +1593,12 @@ class Proposition4Readings:
                  and (x_hat is None or r[2] == tuple(x_hat))]
         return bool(lines) and all(self._equal(v, o) for r in lines for v, o in r[4].values())
 
+    @property
+    def setting(self) -> str:
+        """The row of the verdict: the middle instance of ``gammas`` (Fig. 7's)."""
+        gamma = self.gammas[len(self.gammas) // 2]
+        return f"N={self.N};K={self.K};lambda={self.lam};mu={self.mu};gamma={gamma}"
+
     def to_frame(self):
         """The lines of :meth:`rows` as a pandas DataFrame: reading, ``tau``, ``x_hat``,
         ``c(x_hat)``, the formula for ``theta``; per ``gamma`` its value and the optimum; and
@@ -1676,8 +1682,8 @@ def tau_remark_holds(iterations: Mapping) -> bool:
 
 def format_proposition4(cmp, iterations: Mapping) -> str:
     """The iterations by ``tau`` (:func:`format_iterations_by_tau`) and the verdict
-    :func:`record_tau_remark` recorded, as the notebook prints them (the verdict on
-    Proposition 4 waits for Table 1: :func:`record_proposition4`)."""
+    the notebook recorded (:data:`TAU_REMARK`), as the notebook prints them (the verdict on
+    Proposition 4 waits for Table 1: :func:`proposition4_verdicts`)."""
     taus = list(iterations)
     last = iterations[taus[-1]]
     flat = next(t for t in taus if all(iterations[u] == last for u in taus[taus.index(t):]))
@@ -1689,27 +1695,27 @@ def format_proposition4(cmp, iterations: Mapping) -> str:
                                                    "value iteration converges")))
 
 
-def record_tau_remark(cmp, changed: Mapping, iterations: Mapping) -> None:
-    """Record the Sec. 4 remark of [TLNC99]_ that the closer ``tau`` is to 1 the faster
-    relative value iteration converges (``iterations``: :func:`rvi_iterations_by_tau`, ``tau``
-    increasing)."""
-    cmp.claim("Sec. 4 text",
-              with_changed(changed, "Table 1", "mu", "N_policy", "K_policy", "lambda_policy",
-                           "gammas_policy", "rvi_tol", "reference_state"),
-              "the closer tau is to 1 the faster relative value iteration converges",
-              tau_remark_holds(iterations),
-              "Iterations to the paper's stopping rule on the Fig. 7 instance, tau = 0.5 .. 1: "
-              + ", ".join(f"{t}: {n}" for t, n in iterations.items())
-              + ". The damping only guards against periodicity; this chain is aperiodic already.")
+#: The remark of Sec. 4 of [TLNC99]_ on ``tau``, as the results file words it.
+TAU_REMARK = "the closer tau is to 1 the faster relative value iteration converges"
 
 
-def record_proposition4(cmp, readings: Proposition4Readings,
-                        paper_tau: ThetaAtPaperTau | None) -> None:
-    """Record Proposition 4's ``theta = tau T(h)(x_hat)`` of [TLNC99]_ under its three readings
+def tau_remark_evidence(iterations: Mapping) -> str:
+    """The evidence on the Sec. 4 remark (``iterations``: :func:`rvi_iterations_by_tau`,
+    ``tau`` increasing; the verdict: :func:`tau_remark_holds`)."""
+    return ("Iterations to the paper's stopping rule on the Fig. 7 instance, tau = 0.5 .. 1: "
+            + ", ".join(f"{t}: {n}" for t, n in iterations.items())
+            + ". The damping only guards against periodicity; this chain is aperiodic already.")
+
+
+def proposition4_verdicts(readings: Proposition4Readings,
+                          paper_tau: ThetaAtPaperTau | None) -> tuple[dict, str]:
+    """Proposition 4's ``theta = tau T(h)(x_hat)`` of [TLNC99]_ under its three readings
     (:data:`PROPOSITION4_READINGS`): at fixed points far from ``tau = 1`` (``readings``:
     :func:`proposition4_readings`) and at the paper's ``tau`` judged by Table 1's printed
     ``C_d`` and the printed counts (``paper_tau``: :func:`theta_at_paper_tau`, left out off the
-    paper's setting)."""
+    paper's setting). The verdicts and the evidence for
+    :meth:`~replication.records.Comparison.claim_by_reading`, on the Fig. 7 instance
+    (:attr:`Proposition4Readings.setting`)."""
     i, ii, iii = PROPOSITION4_READINGS
     pr, star, other = readings, readings.reference_states[0], readings.reference_states[-1]
     taus = " and ".join(f"{t:g}" for t in pr.taus)
@@ -1770,10 +1776,7 @@ def record_proposition4(cmp, readings: Proposition4Readings,
         f"{ii} (Bertsekas' form), x_hat with c(x_hat) = 0, such as x_hat* = {star}": ok_ii,
         f"{ii}, x_hat with c(x_hat) > 0, such as {other}": ok_ii_pos,
         f"{iii} (tau c, (1 - tau) I + tau P): theta read as its gain tau theta": ok_iii}
-    gamma = pr.gammas[len(pr.gammas) // 2]
-    cmp.claim_by_reading(
-        "Proposition 4", f"N={pr.N};K={pr.K};lambda={pr.lam};mu={pr.mu};gamma={gamma}",
-        "theta = tau T(h)(x_hat)", verdicts, text)
+    return verdicts, text
 
 
 @dataclass(frozen=True)
@@ -1812,7 +1815,7 @@ class MDPStructureCheck:
 
     def report(self, cmp=None) -> str:
         """The checks as the notebook prints them; with ``cmp``, the verdicts
-        :func:`record_mdp_structure` recorded there."""
+        the notebook recorded there."""
         kn, ex = (self.K, self.N), self.example
         text = (f"K = {self.K}, N = {self.N}: {self.lemma4.n_classes[kn]} communicating classes; "
                 f"outside the largest ({self.lemma4.largest[kn]} states):\n  "
@@ -1854,57 +1857,60 @@ def check_mdp_structure(lam: float, mu: float, gammas, K: int, N: int, *,
         eq21=check_eq21(lam, mu, gammas[0], K, N), eq25_gaps=eq25_gaps(lam, mu, gammas, K, N))
 
 
-def record_mdp_structure(cmp, changed: Mapping, structure: MDPStructureCheck) -> None:
-    """Record Lemma 4, the Section 3 example, Proposition 3, eqs. (21) and (25) of [TLNC99]_
-    from :func:`check_mdp_structure`. The residuals of Proposition 3 and eqs. (21), (25) are
-    rounding: they are recorded as bounds, whose exact digits depend on the CPU."""
-    at = functools.partial(with_changed, changed)
-    lemma4, example, K = structure.lemma4, structure.example, structure.K
-    cmp.claim_by_reading(
-        "Lemma 4", at("K in {2,3,5,10};N in {1,2,5,10,20} and Figs. 6-8", "K_policy", "N_policy"),
-        "the MDP is communicating",
-        {"on X as printed": lemma4.communicating,
-         "on X without the K states (q,N,2), q>=1, that no transition enters":
-             lemma4.communicating_without_entry_free},
+#: The claims on the MDP's structure in Section 3 of [TLNC99]_, as the results file words them
+#: (:func:`check_mdp_structure`).
+LEMMA4 = "the MDP is communicating"
+MULTICHAIN_EXAMPLE = ("two recurrent classes (levels r=1 and r=2) and transient states: "
+                      "the MDP is multichain")
+PROPOSITION3 = "the optimal average cost is a constant theta"
+EQ21 = "(21) as printed is a transition law on X"
+EQ25 = "S_pi and L_pi are the time-average starvation probability and loss rate"
+
+#: The evidence on eq. (25) (:func:`eq25_gaps`); its gaps are rounding, recorded as a bound.
+EQ25_EVIDENCE = ("For the optimal and the static policy of each of Figs. 6-8, pi(q=0) and nu "
+                 "pi(q=K,s=1) of the uniformised chain equal P(Q=0) and lambda E[R 1(Q=K)] of the "
+                 "continuous-time chain within 1e-10 (rounding: the exact gaps depend on the CPU).")
+
+
+def lemma4_readings(structure: MDPStructureCheck) -> tuple[dict, str]:
+    """Lemma 4 of [TLNC99]_ under two readings of the state space ``X``
+    (:func:`check_mdp_structure`): the verdicts and the evidence."""
+    lemma4, n = structure.lemma4, len(structure.lemma4_instances)
+    verdicts = {"on X as printed": lemma4.communicating,
+                "on X without the K states (q,N,2), q>=1, that no transition enters":
+                    lemma4.communicating_without_entry_free}
+    evidence = (
         "Strong components of the graph x -> y if p_xy(a) > 0 for some allowed a, on "
-        f"{len(structure.lemma4_instances)} instances: besides one class, exactly the K singletons "
+        f"{n} instances: besides one class, exactly the K singletons "
         "(q,N,2), q>=1 (fictitious probability 1-(mu+lambda N)/nu = 0 there, so proof step (1) "
         "fails at level N). The MDP is weakly communicating, which suffices for Prop. 3. "
-        f"Searched: 2 readings of X on {len(structure.lemma4_instances)} instances; the components "
+        f"Searched: 2 readings of X on {n} instances; the components "
         "come from an exact graph search (no tolerance), so every pair of states that no "
         "policy connects is found.")
-    cmp.claim("Sec. 3 text",
-              at("example policy, N=2", "K_policy", "lambda_policy", "gammas_policy", "mu"),
-              "two recurrent classes (levels r=1 and r=2) and transient states: "
-              "the MDP is multichain",
-              example.levels == [[1], [2]],
-              f"Recurrent classes of the example policy (K = {K}): {example.n_classes}, at levels "
-              f"{example.levels}. The level-2 class misses the states "
-              f"{example.transient_at_level_2}, transient like level 0 (Lemma 4 above).")
-    cmp.claim("Proposition 3",
-              at("lambda in {0.1,0.5};K in {2,5};gamma in {0.4,1.4,5};N in {1,2,5,10} and "
-                 "Figs. 6-8", "mu", "K_policy", "N_policy", "lambda_policy", "gammas_policy"),
-              "the optimal average cost is a constant theta", structure.proposition3_spread < 1e-9,
-              "Multichain policy iteration (no constant gain assumed) on "
-              f"{structure.proposition3_instances} instances: max_x W*(x) - min_x W*(x) below 1e-9 "
-              "on every instance (rounding: its exact size depends on the CPU).")
-    eq21 = structure.eq21
-    cmp.claim("Eq. (21)",
-              at("transition probabilities at a fictitious epoch", "N_policy", "K_policy",
-                 "lambda_policy", "mu"),
-              "(21) as printed is a transition law on X",
-              eq21.max_deviation < 1e-12 and eq21.rows_sum_to_one,
-              f"On the Figs. 6-8 instance the {eq21.n_rows} rows of (21) as printed sum to one and "
-              "equal the model's rows (largest difference below 1e-12, rounding); (21) needs no "
-              "correction, unlike (19) and (20).")
-    cmp.claim("Eq. (25)",
-              at("Figs. 6-8 instances", "N_policy", "K_policy", "lambda_policy", "gammas_policy",
-                 "mu"),
-              "S_pi and L_pi are the time-average starvation probability and loss rate",
-              max(structure.eq25_gaps) < 1e-10,
-              "For the optimal and the static policy of each of Figs. 6-8, pi(q=0) and nu "
-              "pi(q=K,s=1) of the uniformised chain equal P(Q=0) and lambda E[R 1(Q=K)] of the "
-              "continuous-time chain within 1e-10 (rounding: the exact gaps depend on the CPU).")
+    return verdicts, evidence
+
+
+def multichain_example_evidence(structure: MDPStructureCheck) -> str:
+    """The evidence on the example policy of Section 3 (:func:`multichain_example`)."""
+    example = structure.example
+    return (f"Recurrent classes of the example policy (K = {structure.K}): {example.n_classes}, "
+            f"at levels {example.levels}. The level-2 class misses the states "
+            f"{example.transient_at_level_2}, transient like level 0 (Lemma 4 above).")
+
+
+def proposition3_evidence(structure: MDPStructureCheck) -> str:
+    """The evidence on Proposition 3 (:func:`gain_spread`); the spread is rounding, recorded as
+    a bound."""
+    return ("Multichain policy iteration (no constant gain assumed) on "
+            f"{structure.proposition3_instances} instances: max_x W*(x) - min_x W*(x) below 1e-9 "
+            "on every instance (rounding: its exact size depends on the CPU).")
+
+
+def eq21_evidence(structure: MDPStructureCheck) -> str:
+    """The evidence on eq. (21) as printed (:func:`check_eq21`)."""
+    return (f"On the Figs. 6-8 instance the {structure.eq21.n_rows} rows of (21) as printed sum "
+            "to one and equal the model's rows (largest difference below 1e-12, rounding); (21) "
+            "needs no correction, unlike (19) and (20).")
 
 
 @dataclass(frozen=True)
@@ -2046,7 +2052,7 @@ class ConjectureCheck:
 
     def report(self, cmp=None) -> str:
         """The counts as the notebook prints them; with ``cmp``, the verdicts
-        :func:`record_conjecture` recorded there."""
+        the notebook recorded there."""
         return _with_verdicts(
             f"{self.n_instances} instances: switching curve in {self.n_switching}, monotone "
             f"switching curve in {self.n_monotone}\nf_0(0) on the {self.n_instances} curves: "
@@ -2073,22 +2079,26 @@ def check_conjecture(mu: float, instances=CONJECTURE_INSTANCES) -> ConjectureChe
                            f00_min=float(np.nanmin(f00)), f00_max=float(np.nanmax(f00)))
 
 
-def record_conjecture(cmp, conjecture: ConjectureCheck) -> None:
-    """Record the switching-curve conjecture of Section 3 of [TLNC99]_ and its remark
-    ``f_0(0) >= 1`` (:func:`check_conjecture`)."""
+#: The switching-curve conjecture of Section 3 of [TLNC99]_ and its remark, as the results file
+#: words them (:func:`check_conjecture`).
+CONJECTURE = "the optimal policy is a monotone switching curve (conjecture)"
+F00 = "f_0(0) >= 1 on the switching curves"
+
+
+def conjecture_evidence(conjecture: ConjectureCheck) -> str:
+    """The evidence on the switching-curve conjecture (:func:`check_conjecture`)."""
     n, c = conjecture.n_instances, conjecture
-    cmp.claim("Sec. 3 text", "grid of lambda, K, gamma, N",
-              "the optimal policy is a monotone switching curve (conjecture)",
-              c.n_monotone == n,
-              f"Holds on all {c.n_monotone} of {n} instances: lambda in {{0.05,0.1,0.2,0.5}}, K in "
-              f"{{2,3,5,10}}, gamma in {{0.2,0.4,1,1.4,2.4,5}}, N in {{1,2,5,10,20}}, mu = 1 "
-              "(exact optimum by policy iteration; ties within 1e-9 may go either way).")
-    # "we must also have f_0(0) >= 1 so that pi*(1,0,0) = 1 as required"
-    cmp.claim("Sec. 3 text", "grid of lambda, K, gamma, N", "f_0(0) >= 1 on the switching curves",
-              bool(c.f00_min >= 1),
-              f"The departure threshold at r = 0 is at least 1 on all {n} instances (min "
-              f"{c.f00_min:g}): the forced action 1 at (1,0,0) makes it so, and it agrees with the "
-              "optimal actions elsewhere.")
+    return (f"Holds on all {c.n_monotone} of {n} instances: lambda in {{0.05,0.1,0.2,0.5}}, K in "
+            f"{{2,3,5,10}}, gamma in {{0.2,0.4,1,1.4,2.4,5}}, N in {{1,2,5,10,20}}, mu = 1 "
+            "(exact optimum by policy iteration; ties within 1e-9 may go either way).")
+
+
+def f00_evidence(conjecture: ConjectureCheck) -> str:
+    """The evidence on the remark "we must also have ``f_0(0) >= 1`` so that
+    ``pi*(1,0,0) = 1`` as required" (:func:`check_conjecture`)."""
+    return (f"The departure threshold at r = 0 is at least 1 on all {conjecture.n_instances} "
+            f"instances (min {conjecture.f00_min:g}): the forced action 1 at (1,0,0) makes it so, "
+            "and it agrees with the optimal actions elsewhere.")
 
 
 @dataclass(frozen=True)
@@ -2126,7 +2136,7 @@ class CostReadings:
 
     def report(self, cmp=None) -> str:
         """The counts as the notebook prints them; with ``cmp``, the verdicts
-        :func:`record_cost_readings` recorded there too."""
+        the notebook recorded there too."""
         prob, at_pool, rate = self.probability, self.probability_at_printed_N, self.rate
         text = ("Table 1, row lambda=0.01, K=15, printed gamma 1.13 (paper C_s "
                 f"{self.printed_gamma_113}): C_s =\n  {self.cost_gamma_113:.5f} with gamma = 1.13 "
@@ -2166,14 +2176,14 @@ def check_cost_readings(cmp, mu: float) -> CostReadings:
                                   for m in (1.0, 0.5)})
 
 
-def record_cost_readings(cmp, readings: CostReadings) -> None:
-    """Record the Sec. 4 text's ``mu = 0.5`` and the Sec. 6 wording of the cost ("loss
-    probability") of [TLNC99]_ under their readings (:func:`check_cost_readings`)."""
+def mu_readings(readings: CostReadings) -> tuple[dict, str]:
+    """The Sec. 4 text's ``mu = 0.5`` of [TLNC99]_ under its two readings
+    (:func:`check_cost_readings`): the verdicts and the evidence for
+    :meth:`~replication.records.Comparison.claim_by_reading`."""
     n, rate = readings.n_rows, readings.rate
-    cmp.claim_by_reading(
-        "Sec. 4 text", "Table 1", "mu was fixed and set to 0.5",
-        {"mu = 0.5 (a rate, as in the captions' notation)": rate[0.5] == n,
-         "mu = 2 (0.5 read as the mean service time)": rate[2.0] == n},
+    verdicts = {"mu = 0.5 (a rate, as in the captions' notation)": rate[0.5] == n,
+                "mu = 2 (0.5 read as the mean service time)": rate[2.0] == n}
+    evidence = (
         f"With mu = 0.5, {rate[0.5]} of {n} printed C_s are reproduced, with mu = 2 {rate[2.0]}; "
         f"with mu = 1.0 (the captions), {'all' if rate[1.0] == n else rate[1.0]} are (rows below; "
         "the rows printed gamma = 1.13 read as gamma(15) = 17/15, see above: with 1.13 literally "
@@ -2181,14 +2191,19 @@ def record_cost_readings(cmp, readings: CostReadings) -> None:
         "mu = 1, not 0.7, 0.6, 0.567. The text's 0.5 is a leftover. Searched: 2 readings of "
         f"the 0.5, each on all {n} rows; a reading stands only if it prints every C_s to its 5 "
         "decimals, so one row off by more than half a unit of the last one refutes it.")
+    return verdicts, evidence
+
+
+def loss_probability_readings(readings: CostReadings) -> tuple[dict, str]:
+    """The Sec. 6 wording of the cost ("loss probability") of [TLNC99]_ under four readings
+    (:func:`check_cost_readings`): the verdicts and the evidence."""
+    n = readings.n_rows
     prob, at_pool = readings.probability, readings.probability_at_printed_N
-    cmp.claim_by_reading(
-        "Sec. 6 text", "Table 1",
-        "the cost is a weighted sum of the loss probability and the starvation probability",
-        {"mu = 1 (captions), N minimising the cost": prob[1.0] == n,
-         "mu = 0.5 (Sec. 4 text), N minimising the cost": prob[0.5] == n,
-         "mu = 1, at the printed N_s": at_pool[1.0] == n,
-         "mu = 0.5, at the printed N_s": at_pool[0.5] == n},
+    verdicts = {"mu = 1 (captions), N minimising the cost": prob[1.0] == n,
+                "mu = 0.5 (Sec. 4 text), N minimising the cost": prob[0.5] == n,
+                "mu = 1, at the printed N_s": at_pool[1.0] == n,
+                "mu = 0.5, at the printed N_s": at_pool[0.5] == n}
+    evidence = (
         f"gamma P(X=0) + P(X=K), minimised over N, gives {prob[1.0]} (mu = 1) and {prob[0.5]} (mu "
         f"= 0.5) of the {n} printed C_s, and at the printed N_s {at_pool[1.0]} and {at_pool[0.5]} "
         "(where rho = 1 and mu = 1 the loss rate and the loss probability coincide); the loss "
@@ -2196,6 +2211,7 @@ def record_cost_readings(cmp, readings: CostReadings) -> None:
         f"values of mu x N minimised or the printed N_s), each on all {n} rows; a reading "
         "stands only if it prints every C_s to its 5 decimals, so one row off by more than half "
         "a unit of the last one refutes it.")
+    return verdicts, evidence
 
 
 @dataclass(frozen=True)
