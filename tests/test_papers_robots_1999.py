@@ -459,7 +459,7 @@ def test_table1_row_19_recorded():
     assert P.prints_as(expected, t.dynamic.cost)   # recorded as a number: no readings needed
     # the readings the notebook would weigh if it did not (the exact optimum's always False)
     verdicts, evidence = P.table1_cd_readings(expected, t1, s)
-    assert len(verdicts) == 5 and not list(verdicts.values())[0]
+    assert len(verdicts) == 5 and not next(iter(verdicts.values()))
     assert verdicts["C_d = RVI's estimate T(h)(x_hat), x_hat = (1, 1, 1) (x_hat* of Figs. 6-8), "
                     "h_0 = 0"]
     assert "Searched: 5 readings" in evidence and f"{t.dynamic.cost:.6f}" in evidence

@@ -15,7 +15,7 @@ relative_value_iteration
     average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4
     (or Bertsekas' form, the damping on the expectation only), from one reference state or a
     batch of them at once, with a pluggable stopping rule (their pointwise relative rule, the
-    span rule, a norm rule, or the caller's own).
+    span rule, a norm rule, or the caller's own), or several rules watched in one pass.
 policy_iteration
     discounted (Howard) and average reward; the average-reward version is Puterman's
     *multichain* policy iteration (Puterman 1994, Sec. 9.2), which is exact on communicating
