@@ -486,22 +486,80 @@ def test_batched_rvi_follows_each_single_run(stopping):
         np.testing.assert_array_equal(batch.policy[:, j], one.policy)
 
 
-def test_batched_rvi_reproduces_the_robots_sweep():
-    # papers.robots_1999.rvi_reference_sweep has its own loop over reference states; its
-    # pointwise reading is the "relative" rule and its norm reading the "norm" rule
-    from whittle_lib.models import robots
-    from replication.papers import robots_1999
-    model, space = robots.robots_mdp(0.1, 1.0, 1.4, 3, 4)
-    refs = [space.state(0, 1, 2), space.state(1, 1, 1), space.state(2, 0, 0), 5]
-    for h0 in ("zero", "cost"):
-        sweep = robots_1999.rvi_reference_sweep(model, refs, tau=0.99999, tol=1e-5, h0=h0)
-        start = None if h0 == "zero" else -model.rewards.max(axis=0)
-        for reading, rule in (("pointwise", "relative"), ("norm", "norm")):
-            batch = mdp.relative_value_iteration(model, tau=0.99999, reference_state=refs,
-                                                 tol=1e-5, stopping=rule, h0=start)
-            np.testing.assert_array_equal(batch.iterations, sweep.iterations[reading])
-            np.testing.assert_allclose(-batch.gain, sweep.estimate[reading], rtol=0, atol=1e-12)
-            np.testing.assert_array_equal(batch.policy, sweep.policy[reading])
+@pytest.mark.parametrize("refs", [3, [0, 7, 24]])
+def test_several_stopping_rules_in_one_pass_are_each_rule_alone(refs):
+    # Each rule of a tuple sees the same iterates as a run with that rule alone, and its result
+    # is that run's, bit for bit (the same arithmetic per column); one rule stops first, the
+    # others go on.
+    model = random_mdp(25, 3, 4, 0.3)
+    start = np.random.default_rng(2).standard_normal(25)
+    rules = ("relative", "norm", "span")
+    both = mdp.relative_value_iteration(model, tau=0.7, reference_state=refs, tol=1e-7,
+                                        stopping=rules, h0=start)
+    assert list(both) == list(rules)
+    for rule in rules:
+        alone = mdp.relative_value_iteration(model, tau=0.7, reference_state=refs, tol=1e-7,
+                                             stopping=rule, h0=start)
+        assert type(both[rule]) is type(alone)
+        np.testing.assert_array_equal(both[rule].iterations, alone.iterations)
+        np.testing.assert_array_equal(both[rule].bias, alone.bias)
+        np.testing.assert_array_equal(both[rule].gain, alone.gain)
+        np.testing.assert_array_equal(both[rule].policy, alone.policy)
+        np.testing.assert_array_equal(both[rule].residual, alone.residual)
+    counts = {rule: np.atleast_1d(both[rule].iterations) for rule in rules}
+    assert len({tuple(c) for c in counts.values()}) > 1   # the rules do stop apart
+
+
+def test_several_stopping_rules_find_the_policy_iteration_gain():
+    # Independent algorithm: multichain policy iteration's exact gain. The span rule bounds the
+    # gain's error by tol ([P94] Thm. 8.5.5), so 1e-9 plus rounding; the relative and norm rules
+    # bound only the change of h, and on this mixing chain stop within 1e-6 of it.
+    model = random_mdp(30, 2, 11, 0.4)
+    exact = mdp.policy_iteration(model).gain
+    runs = mdp.relative_value_iteration(model, tau=0.9, reference_state=[0, 29], tol=1e-9,
+                                        stopping=("span", "relative", "norm"))
+    np.testing.assert_allclose(runs["span"].gain, exact, rtol=0, atol=1e-8)
+    for rule in ("relative", "norm"):
+        np.testing.assert_allclose(runs[rule].gain, exact, rtol=0, atol=1e-6)
+        assert runs[rule].converged.all()
+
+
+def test_several_stopping_rules_must_be_named_once():
+    model = random_mdp(5, 2, 1)
+    for bad in ((), ("relative", "relative"), ("relative", "sup")):
+        with pytest.raises(ValueError, match="stopping"):
+            mdp.relative_value_iteration(model, stopping=bad)
+
+
+def test_column_max_is_max():
+    # The transposed reduction of the stopping rules gives NumPy's maxima (a maximum is exact),
+    # on both sides of its switch at 16 columns.
+    rng = np.random.default_rng(5)
+    for m in (1, 2, 15, 16, 40):
+        a = rng.standard_normal((50, m))
+        assert np.array_equal(mdp._column_max(a), a.max(axis=0))
+
+
+@pytest.mark.parametrize("m", [1, 3, 16, 40])
+def test_relative_rule_is_the_ratio_rule_as_written(m):
+    # The rule's fmax over a plain ratio against its definition written out: the ratio where
+    # h != 0, infinite where h = 0 and h_new != 0, 0 where both are 0 and at x_hat; the same
+    # bits (a maximum of the same quotients is exact).
+    rng = np.random.default_rng(m)
+    h = rng.standard_normal((60, m))
+    h[::5] = 0.0
+    h_new = h + 1e-3 * rng.standard_normal((60, m))
+    h_new[::10] = 0.0
+    refs = rng.integers(0, 60, m)
+    delta, base = np.abs(h_new - h), np.abs(h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(base > 0, delta / base, np.where(delta > 0, np.inf, 0.0))
+    ratio[refs, np.arange(m)] = 0.0
+    np.testing.assert_array_equal(mdp._relative_rule(h_new, h, None, refs), ratio.max(axis=0))
+    h_new[:, 0] = h[:, 0] = 0.0   # nothing moves: the statistic is 0, not nan
+    assert mdp._relative_rule(h_new, h, None, refs)[0] == 0.0
+    h_new[1::5, 0] = 1.0          # h = 0 and h_new != 0: infinite
+    assert mdp._relative_rule(h_new, h, None, refs)[0] == np.inf
 
 
 def test_a_callable_stopping_rule_is_applied_per_column():

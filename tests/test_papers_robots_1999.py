@@ -10,38 +10,41 @@ from replication.papers import robots_1999 as P
 from replication.records import Comparison, load_expected
 
 
-def test_sweep_column_is_relative_value_iteration():
-    # Independent algorithm: each column of the vectorised sweep follows the library's
-    # one-state RVI exactly, so the counts are equal and the estimates equal to rounding.
+def _rvi(model, refs, h0=None, stopping="relative"):
+    # Proposition 4 as the paper ran it, from each of refs: the library's batched RVI
+    return mdp.relative_value_iteration(model, tau=0.99999, tol=1e-5, reference_state=refs,
+                                        stopping=stopping, h0=h0)
+
+
+def test_readings_are_the_library_runs_with_each_rule():
+    # The two readings of the stopping rule watched in one pass are, bit for bit, the library's
+    # runs with each rule alone, from h_0 = 0 and from h_0 = c (the one-step cost).
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
     refs = [space.state(0, 1, 2), space.state(1, 1, 1), space.state(2, 0, 0)]
-    sweep = P.rvi_reference_sweep(model, refs, tau=0.99999, tol=1e-5)
-    for j, x in enumerate(refs):
-        one = mdp.relative_value_iteration(model, tau=0.99999, tol=1e-5, reference_state=x)
-        assert sweep.iterations["pointwise"][j] == one.iterations
-        # same arithmetic on a column of a matrix: equal up to summation order
-        assert sweep.estimate["pointwise"][j] == pytest.approx(-one.gain, abs=1e-12)
+    for h0, start in (("zero", None), ("cost", -model.rewards.max(axis=0))):
+        runs = P._rvi_readings(model, refs, tau=0.99999, tol=1e-5, h0=h0)
+        assert list(runs) == list(P.STOPPING_READINGS) == ["pointwise", "norm"]
+        for reading, rule in P.STOPPING_READINGS.items():
+            alone = _rvi(model, refs, start, rule)
+            np.testing.assert_array_equal(runs[reading].iterations, alone.iterations)
+            np.testing.assert_array_equal(runs[reading].gain, alone.gain)
 
 
-def test_sweep_estimate_brackets_optimum():
+def test_readings_estimate_brackets_optimum():
     # Invariant: every estimate lies within the RVI gain bracket, close to the exact optimum
     # (the relative rule stops while the estimate is ~1e-4 off at most on this small instance).
     model, space = Q.robots_mdp(0.1, 1.0, 1.0, 3, 4)
     exact = Q.robots_dynamic_optimum(0.1, 1.0, 1.0, 3, 4).cost
-    sweep = P.rvi_reference_sweep(model, np.arange(space.n_states), h0="cost")
+    runs = P._rvi_readings(model, np.arange(space.n_states), tau=0.99999, tol=1e-5, h0="cost")
     for reading in P.STOPPING_READINGS:
-        assert np.all(np.abs(sweep.estimate[reading] - exact) < 1e-3)
-        assert np.all(sweep.iterations[reading] > 0)
+        assert np.all(np.abs(-runs[reading].gain - exact) < 1e-3)
+        assert np.all(runs[reading].iterations > 0)
 
 
-def test_sweep_rejects_bad_input():
+def test_readings_reject_an_unknown_h0():
     model, _ = Q.robots_mdp(0.1, 1.0, 1.0, 2, 1)
     with pytest.raises(ValueError, match="h0"):
-        P.rvi_reference_sweep(model, [0], h0="random")
-    with pytest.raises(ValueError, match="reference_states"):
-        P.rvi_reference_sweep(model, [model.n_states])
-    with pytest.raises(ValueError, match="tau"):
-        P.rvi_reference_sweep(model, [0], tau=0.0)
+        P._rvi_readings(model, [0], tau=0.99999, tol=1e-5, h0="random")
 
 
 @pytest.mark.parametrize("K,N", [(2, 1), (3, 2), (5, 16)])
@@ -70,16 +73,6 @@ def test_gain_is_constant():
     assert P.gain_spread(0.1, 1.0, 1.4, 5, 16) < 1e-10
 
 
-def test_eq25_rates_agree():
-    # Eq. (25) and PASTA: per-epoch averages equal the continuous-time averages.
-    opt = Q.robots_dynamic_optimum(0.1, 1.0, 1.4, 5, 16)
-    rates = P.time_average_rates(0.1, 1.0, 1.4, 5, 16, opt.policy)
-    assert rates.starvation_epochs == pytest.approx(rates.starvation_time, abs=1e-12)
-    assert rates.loss_epochs == pytest.approx(rates.loss_time, abs=1e-12)
-    # Fig. 7 caption: cost 0.25924 = gamma S + L
-    assert round(1.4 * rates.starvation_time + rates.loss_time, 5) == 0.25924
-
-
 def test_eq16_exact_ties_take_the_ceiling():
     # gamma = mu and mu/lambda = n + 1/2 is an exact tie; the printed rule takes the ceiling.
     for n in range(1, 30):
@@ -87,13 +80,6 @@ def test_eq16_exact_ties_take_the_ceiling():
     assert P.eq16_exact(Fraction(57, 10), Fraction(2, 5)) == 5   # Fig. 2's mu/lambda
     with pytest.raises(ValueError, match="positive"):
         P.eq16_exact(Fraction(0), Fraction(1))
-
-
-def test_static_cost_exact_matches_eq4():
-    # Table 1 row 1: C_s = 0.17541 with N_s = 73, lambda = 0.01, mu = 1, K = 5, gamma = 0.4.
-    c = P.static_cost_exact(73, Fraction(100), Fraction(2, 5), 5)
-    assert float(c) == pytest.approx(Q.robots_cost(0.73, 0.4, 5, 1.0), rel=1e-13)
-    assert round(float(c), 5) == 0.17541
 
 
 def test_loss_probability_cost_differs():
@@ -116,10 +102,10 @@ def test_paper_reference_state_reproduces_printed_rvi(case_id, lam, gamma, K, N,
     # Values printed in the paper: from x_hat = (1, 1, 1) with h_0 = 0, RVI as printed stops
     # with an estimate that prints the paper's cost (row 25: exact optimum 0.053246 does not).
     model, space = Q.robots_mdp(lam, 1.0, gamma, K, N)
-    sweep = P.rvi_reference_sweep(model, [space.state(1, 1, 1), space.state(0, 1, 2)])
-    assert round(sweep.estimate["pointwise"][0], 5) == paper_cost, case_id
-    assert sweep.iterations["pointwise"][0] + extra == paper_iter, case_id
-    assert sweep.iterations["pointwise"][1] + extra != paper_iter, case_id   # our default x_hat
+    runs = _rvi(model, [space.state(1, 1, 1), space.state(0, 1, 2)])
+    assert round(-runs.gain[0], 5) == paper_cost, case_id
+    assert runs.iterations[0] + extra == paper_iter, case_id
+    assert runs.iterations[1] + extra != paper_iter, case_id   # our default x_hat
 
 
 # ---- The notebook's sweeps, moved into the module (issue 14). Small grids keep them quick;
@@ -156,6 +142,7 @@ def test_lemma1_and_proposition1_hold_on_small_grids():
     assert check.holds and 0 <= check.worst_distance <= 1e-4
     assert P.check_proposition1(1.0, buffers=(2, 5), gammas=(0.4, 2.4),
                                 mu_over_lambda=np.arange(1.0, 8.5, 0.5))
+    assert P.lemma1_evidence(check).endswith(f"within {check.worst_distance:.0e}.")
 
 
 def test_proposition2_and_lemmas_2_3():
@@ -165,6 +152,8 @@ def test_proposition2_and_lemmas_2_3():
     assert set(check.K0) == {2.0}           # K_0 exists only for gamma > mu
     assert 2 < check.K0[2.0] < 119
     assert check.lemma3_gap < 0.2           # Lemma 3: rho -> 1, slowly (K = 119 here)
+    assert "K_0 from " in P.lemma2_evidence(check)
+    assert P.lemma3_evidence(check).startswith(f"max |rho(gamma,400) - 1| = {check.lemma3_gap:.3f}")
 
 
 def test_eq16_check_finds_the_half_integer_ties():
@@ -176,12 +165,18 @@ def test_eq16_check_finds_the_half_integer_ties():
                                              Fraction(9, 2), Fraction(11, 2)]
     assert check.ties_ceil == 5 and check.floor_at_finite_K
     assert check.agree == check.total == ratios.size - 5
+    verdicts, evidence = P.eq16_readings(check)
+    assert list(verdicts.values()) == [True, False]   # asymptotically yes, at the 5 ties no
+    assert "At the 5 exact ties" in evidence and "(16) takes the ceiling (5 of 5)" in evidence
 
 
 def test_proof_slips_of_proposition2():
     # Between mu(K+1)/K and gamma(K) the minimiser is below 1 (Lemma 1), and (11) is (10).
     assert all(r < 1 for r in P.rho_at_cited_threshold(1.0, range(2, 30)).values())
     assert P.check_eq11(1.0) and P.check_eq11(0.5, 1.3)
+    below = P.rho_at_cited_threshold(1.0, range(2, 30))
+    assert f"(e.g. {below[5]:.4f} at K = 5)" in P.cited_threshold_evidence(below)
+    assert "K = 2..60: True)" in P.eq14_evidence(True)
 
 
 def test_eq19_row_sums_as_printed():
@@ -284,11 +279,10 @@ def test_check_notebook_parameters_rejects(bad, match):
 
 
 def test_all_reference_states_is_the_sweep():
-    # Fig. 7 instance at K = 3, N = 4: the helper is rvi_reference_sweep over every state.
+    # Fig. 7 instance at K = 3, N = 4: the helper is the library's RVI from every state.
     swept = P.rvi_all_reference_states(0.1, 1.0, 1.4, 3, 4, tau=0.99999, tol=1e-5)
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
-    direct = P.rvi_reference_sweep(model, [space.state(1, 1, 1)], tau=0.99999, tol=1e-5)
-    n = int(direct.iterations["pointwise"][0])
+    n = _rvi(model, space.state(1, 1, 1)).iterations
     assert swept.count_from((1, 1, 1)) == n
     assert (1, 1, 1) in swept.states_with_count(n)
     assert all(swept.count_from(x) == n for x in swept.states_with_count(n))
@@ -328,6 +322,8 @@ def test_transition_law_static_policy_is_eq4():
     assert law.queue_after_arrival_printed == 4 > law.K
     assert P.check_transition_law(0.1, 1.0, 1.4, 5, 3).queue_after_arrival_printed == 3
     assert "row sums of (19)" in law.report()
+    assert "(= 1.5714 for r = N = 4)" in P.eq19_evidence(law)   # 1 + 2 (0.1)(4)/1.4
+    assert "gives q = 4 > K, outside X" in P.eq20_evidence(law)
 
 
 def test_theta_is_T_h_not_tau_T_h():
@@ -336,9 +332,13 @@ def test_theta_is_T_h_not_tau_T_h():
     th = P.check_theta(0.1, 1.0, 1.4, 3, 4, (0, 1, 2))
     assert th.T_h == pytest.approx(th.exact_cost, rel=1e-6)
     cmp = Comparison("demo", expected=[], paper_settings=False)   # not the paper's: new rows
-    P.record_tau_remark(cmp, {"N_policy": 4}, {0.5: 30, 1.0: 20})
+    iterations = {0.5: 30, 1.0: 20}
+    assert P.tau_remark_holds(iterations)                          # 30 >= 20 iterations
+    cmp.claim("Sec. 4 text", P.with_changed({"N_policy": 4}, "Table 1", "N_policy"),
+              P.TAU_REMARK, P.tau_remark_holds(iterations), P.tau_remark_evidence(iterations))
     notes = {r.item: r.note for r in cmp.rows}
-    assert "the claim holds here" in notes["Sec. 4 text"]          # 30 >= 20 iterations
+    assert "the claim holds here" in notes["Sec. 4 text"] and "0.5: 30, 1.0: 20" in notes[
+        "Sec. 4 text"]
     assert "Proposition 4" not in P.format_proposition4(cmp, {0.5: 30, 1.0: 20})
 
 
@@ -363,7 +363,9 @@ def test_proposition4_three_readings():
     frame = pr.to_frame()
     assert len(frame) == 12 and list(frame[("= optimum", "")]).count("yes") == 6
     demo = Comparison("demo", expected=[], paper_settings=False)
-    P.record_proposition4(demo, pr, None)       # off the paper's setting: no Table 1 evidence
+    assert pr.setting == "N=4;K=3;lambda=0.1;mu=1.0;gamma=1.4"   # the middle gamma
+    demo.claim_by_reading("Proposition 4", pr.setting, "theta = tau T(h)(x_hat)",
+                          *P.proposition4_verdicts(pr, None))   # off the paper's setting
     row = demo.rows[0]
     assert "holds under 2 of 4 readings" in row.note and "Searched: 3 readings" in row.note
 
@@ -396,6 +398,11 @@ def test_mdp_structure_small_grids():
     assert check.proposition3_instances == 3 and check.proposition3_spread < 1e-9
     assert len(check.eq25_gaps) == 4 and max(check.eq25_gaps) < 1e-10   # rounding
     assert check.eq21.max_deviation < 1e-12
+    verdicts, evidence = P.lemma4_readings(check)
+    assert list(verdicts.values()) == [False, True] and "on 2 instances" in evidence
+    assert "at levels [[1], [2]]" in P.multichain_example_evidence(check)
+    assert "on 3 instances" in P.proposition3_evidence(check)
+    assert f"the {check.eq21.n_rows} rows of (21)" in P.eq21_evidence(check)
 
 
 def test_figs_6_8_records_the_fig7_caption():
@@ -406,7 +413,9 @@ def test_figs_6_8_records_the_fig7_caption():
     assert figs.setting(1.4) == setting and figs.figure(1.4) == "Fig. 7"
     found = P.printed_count_matches(cmp, {}, figs)
     assert found.printed == {1.4: 255} and (1, 1, 1) in found.common and found.star == (1, 1, 1)
-    P.record_figs_6_8(cmp, {}, figs, (0, 1, 2))
+    assert figs.iterations_setting({"mu": 0.5}, 1.4) == setting   # mu is in the setting
+    assert figs.iterations_setting({"tau": 0.9}, 1.4) == setting + ";tau=0.9"
+    cmp.number(figs.figure(1.4), figs.setting(1.4), "cost", figs.optima[1.4].cost)
     assert cmp.row("Fig. 7", setting, "cost").status == "reproduced"
     assert cmp.missing() == [("Fig. 7", setting, "iterations")]   # judged with Table 1's counts
     assert "cost 0.25924 (paper 0.25924)" in P.format_figs_6_8(cmp, figs, (0, 1, 2))
@@ -416,6 +425,8 @@ def test_conjecture_check_counts():
     check = P.check_conjecture(1.0, [(0.1, 2, 1.4, 2), (0.5, 3, 0.4, 5)])
     assert check.n_instances == 2 and check.n_monotone <= check.n_switching <= 2
     assert check.f00_min >= 1
+    assert f"of {check.n_instances} instances" in P.conjecture_evidence(check)
+    assert "at least 1 on all 2 instances" in P.f00_evidence(check)
 
 
 def test_cost_readings_count_printed_rows():
@@ -425,6 +436,11 @@ def test_cost_readings_count_printed_rows():
     assert readings.n_rows == 2 and readings.rate[1.0] == 2 and readings.rate_brute == 2
     assert f"{readings.cost_gamma_15:.5f}" == readings.printed_gamma_113 == "0.13333"
     assert f"{readings.cost_gamma_113:.5f}" == "0.13312"
+    verdicts, evidence = P.mu_readings(readings)
+    assert list(verdicts.values()) == [False, False] and "with mu = 1.0 (the captions), all" \
+        in evidence
+    verdicts, evidence = P.loss_probability_readings(readings)
+    assert len(verdicts) == 4 and "Searched: 4 readings" in evidence
 
 
 def test_table1_row_19_recorded():
@@ -434,10 +450,19 @@ def test_table1_row_19_recorded():
     cmp = _comparison(("Table 1", s))
     t1 = P.table1_results([s], 1.0, (0, 1, 2), (1, 1, 1), tau=0.99999, tol=1e-5)
     assert t1.default == (0, 1, 2) and t1.star == (1, 1, 1)
-    P.record_table1(cmp, {}, t1)
-    status = {r.quantity: r.status for r in cmp.rows}
-    assert status["C_s"] == status["N_s"] == status["N_min"] == status["N_bar"] == "reproduced"
-    assert "N_iter" not in status          # judged with the figures' counts
+    t = t1.rows[s]
+    for quantity, value in (("C_s", t.static.cost), ("N_s", t.static.N),
+                            ("N_min", t.dynamic.N_min), ("N_bar", t.dynamic.N_mean)):
+        cmp.number("Table 1", s, quantity, value)
+        assert cmp.row("Table 1", s, quantity).status == "reproduced"
+    expected = cmp.paper("Table 1", s, "C_d")
+    assert P.prints_as(expected, t.dynamic.cost)   # recorded as a number: no readings needed
+    # the readings the notebook would weigh if it did not (the exact optimum's always False)
+    verdicts, evidence = P.table1_cd_readings(expected, t1, s)
+    assert len(verdicts) == 5 and not next(iter(verdicts.values()))
+    assert verdicts["C_d = RVI's estimate T(h)(x_hat), x_hat = (1, 1, 1) (x_hat* of Figs. 6-8), "
+                    "h_0 = 0"]
+    assert "Searched: 5 readings" in evidence and f"{t.dynamic.cost:.6f}" in evidence
     readings = P.table1_readings(cmp, t1)
     assert (readings.n_rows, readings.rvi, readings.iterations) == (1, 1, 1)
     spread = P.iteration_spread(t1, s, 1.0)
@@ -457,13 +482,22 @@ def test_table2_row_11_recorded():
     row = t2[s]
     assert row.pools == (16, 20, 30) and row.pool_sweep is None
     assert row.unconstrained.N_max == 15 and row.n_max.pool_of_run
-    P.record_table2(cmp, {}, t2)
+    cmp.number("Table 2", s, "C_d", row.unconstrained.cost,
+               diagnosis=P.table2_cd_diagnosis(s, row))
     assert cmp.row("Table 2", s, "C_d").status == "reproduced"
+    assert P.table2_cd_diagnosis(s, row) == "unexplained"
+    shifted = P.table2_cd_diagnosis("lambda=0.05;K=10;gamma=2.4", row)
+    assert shifted.startswith("the paper prints 0.20541") and "Searched" not in shifted  # no search
+    printed = int(cmp.paper("Table 2", s, "N_max").paper)
+    assert printed == 16 != row.unconstrained.N_max
+    verdicts, evidence = P.table2_n_max_readings(printed, s, row)
+    assert list(verdicts.values()) == [False, True] and "Fig. 7 caption" in evidence
+    cmp.claim_by_reading("Table 2", s, "N_max", verdicts, evidence, value="15")
     assert cmp.row("Table 2", s, "N_max").status == "claim-depends"
-    assert "Fig. 7 caption" in cmp.row("Table 2", s, "N_max").note
-    assert "setting that reproduces the table" in [r.quantity for r in cmp.rows]
     t1 = P.table1_results([s], 1.0, (0, 1, 2), tau=0.99999, tol=1e-5)
-    P.record_dynamic_cheaper(cmp, {}, t1, t2)
+    assert P.dynamic_cheaper(t1, t2)
+    cmp.claim("Sec. 5 text", "Tables 1-2", "dynamic control costs less than static control",
+              P.dynamic_cheaper(t1, t2), P.DYNAMIC_CHEAPER_EVIDENCE)
     assert cmp.row("Sec. 5 text", "Tables 1-2",
                    "dynamic control costs less than static control").status == "claim-holds"
 
@@ -474,7 +508,9 @@ def test_figs_6_8_off_the_paper_setting_are_new_rows():
     cmp = Comparison("demo", expected=[], paper_settings=False)
     found = P.printed_count_matches(cmp, {"K_policy": 3}, figs)
     assert found.printed == {} and found.star is None
-    P.record_figs_6_8(cmp, {"K_policy": 3}, figs, (0, 1, 2))
+    cmp.number(figs.figure(1.4), figs.setting(1.4), "cost", figs.optima[1.4].cost)
+    cmp.number(figs.figure(1.4), figs.iterations_setting({"K_policy": 3}, 1.4), "iterations",
+               figs.sweeps[1.4].count_from((0, 1, 2)))
     assert [(r.quantity, r.status) for r in cmp.rows] == [("cost", "new"), ("iterations", "new")]
     assert "(paper" not in P.format_figs_6_8(cmp, figs, (0, 1, 2))
 
@@ -496,14 +532,6 @@ def test_tau_remark_and_cost_readings_reports():
         in report
 
 
-def test_column_max_is_max():
-    # The transposed reduction gives the same maxima as NumPy's, on both sides of its switch.
-    rng = np.random.default_rng(5)
-    for m in (1, 2, 15, 16, 40):
-        a = rng.standard_normal((50, m))
-        assert np.array_equal(P._column_max(a), a.max(axis=0))
-
-
 def _brute_force_readings(instances, tau, tol):
     # Independent of the search's pruning: run every instance from every candidate state with
     # both h_0 and keep the readings whose offset is the same on all of them.
@@ -515,10 +543,13 @@ def _brute_force_readings(instances, tau, tol):
         for lam, mu, g, K, N, printed in instances:
             model, space = Q.robots_mdp(lam, mu, g, K, N)
             inside = [x for x in states if P._has_state(space, x)]
-            sw = P.rvi_reference_sweep(model, [space.state(*x) for x in inside], tau=tau,
-                                       tol=tol, h0=h0)
-            ks.append({rule: {x: printed - int(sw.iterations[rule][j])
-                              for j, x in enumerate(inside)} for rule in P.STOPPING_READINGS})
+            start = None if h0 == "zero" else -model.rewards.max(axis=0)
+            counts = {reading: mdp.relative_value_iteration(
+                model, tau=tau, tol=tol, reference_state=[space.state(*x) for x in inside],
+                stopping=rule, h0=start).iterations   # one rule per run: not the one-pass pair
+                for reading, rule in P.STOPPING_READINGS.items()}
+            ks.append({reading: {x: printed - int(k[j]) for j, x in enumerate(inside)}
+                       for reading, k in counts.items()})
         for rule in P.STOPPING_READINGS:
             for x in states:
                 ds = [k[rule].get(x) for k in ks]
@@ -535,8 +566,7 @@ def test_single_reading_search_is_the_brute_force():
     printed = []
     for lam, mu, g, K, N in shape:
         model, space = Q.robots_mdp(lam, mu, g, K, N)
-        sw = P.rvi_reference_sweep(model, [space.state(1, 1, 1)], tau=tau, tol=tol)
-        printed.append(int(sw.iterations["pointwise"][0]) + 1)
+        printed.append(_rvi(model, space.state(1, 1, 1)).iterations + 1)
     instances = [(*i, n) for i, n in zip(shape, printed)]
     found = P.single_reading_search(instances, tau=tau, tol=tol, n_full=2)
     assert ("zero", "pointwise", (1, 1, 1), 1) in found.survivors
@@ -570,7 +600,9 @@ def test_iteration_counts_fig7_and_table1_row19():
     text = counts.table()
     assert "3 of 3" not in text and "1 of 1" in text and all(len(x) <= 100 for x in
                                                              text.splitlines())
-    P.record_iteration_counts(cmp, counts)
+    for key in counts.keys:
+        cmp.claim_by_reading(*key, counts.verdicts(key), counts.evidence(key),
+                             value=counts.ours(key))
     for key in counts.keys:
         row = cmp.row(*key)
         assert row.status == "claim-depends" and "Searched: 1128 readings" in row.note

@@ -7,6 +7,7 @@ invariants (rows sum to one, the static policy costs eq. (4)).
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -210,3 +211,38 @@ def test_large_K_approximation():
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_time_average_rates_agree_with_the_epoch_averages():
+    # Eq. (25) and PASTA: per-epoch averages of the uniformised chain equal the time averages
+    # of the continuous-time chain built independently from the verbal model; 1e-12 is a few
+    # hundred ulps of two stationary solves on ~200 states.
+    opt = Q.robots_dynamic_optimum(0.1, 1.0, 1.4, 5, 16)
+    rates = Q.time_average_rates(0.1, 1.0, 1.4, 5, 16, opt.policy)
+    assert rates.starvation_epochs == pytest.approx(rates.starvation_time, abs=1e-12)
+    assert rates.loss_epochs == pytest.approx(rates.loss_time, abs=1e-12)
+    # robots.fig7: the caption's cost 0.25924 = gamma S + L
+    assert round(1.4 * rates.starvation_time + rates.loss_time, 5) == 0.25924
+    # the static policy's time averages are eq. (4) (the M/M/1/K queue with N robots)
+    space = Q.robots_state_space(5, 3)
+    static = Q.time_average_rates(0.1, 1.0, 1.4, 5, 3, Q.static_policy(space))
+    p = Q.mm1k_distribution(0.3, 5)
+    assert static.starvation_time == pytest.approx(p[0], abs=1e-12)
+    assert static.loss_time == pytest.approx(0.3 * p[5], abs=1e-12)
+    with pytest.raises(ValueError, match="policy"):
+        Q.time_average_rates(0.1, 1.0, 1.4, 5, 3, [0, 1])
+
+
+def test_robots_cost_exact_matches_eq4():
+    # robots.table1.row1: C_s = 0.17541 with N_s = 73, lambda = 0.01, mu = 1, K = 5,
+    # gamma = 0.4; against the floating-point eq. (4) to 1e-13 relative (a few ulps of the
+    # closed form's division).
+    c = Q.robots_cost_exact(73, Fraction(100), Fraction(2, 5), 5)
+    assert float(c) == pytest.approx(Q.robots_cost(0.73, 0.4, 5, 1.0), rel=1e-13)
+    assert round(float(c), 5) == 0.17541
+    # rho = 1: P(X = i) = 1/(K + 1) exactly, so C/mu = (gamma/mu + 1)/(K + 1)
+    assert Q.robots_cost_exact(4, 4, Fraction(1, 2), 5) == Fraction(3, 2) / 6
+    with pytest.raises(ValueError, match="mu_over_lambda"):
+        Q.robots_cost_exact(3, 0, 1, 5)
+    with pytest.raises(ValueError, match="K"):
+        Q.robots_cost_exact(3, 2, 1, 1)

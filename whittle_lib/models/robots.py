@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -34,6 +35,7 @@ from .. import mdp as _mdp
 __all__ = [
     "mm1k_distribution",
     "robots_cost",
+    "robots_cost_exact",
     "critical_gamma",
     "optimal_load",
     "StaticOptimum",
@@ -47,6 +49,8 @@ __all__ = [
     "DynamicOptimum",
     "robots_dynamic_optimum",
     "robots_unconstrained_optimum",
+    "TimeAverageRates",
+    "time_average_rates",
     "SwitchingCurves",
     "switching_curves",
 ]
@@ -164,6 +168,48 @@ def robots_cost(rho, gamma: float, K: int, mu: float = 1.0):
         raise ValueError(f"rho must be positive and finite, got {rho}")
     cost = gamma * _empty_probability(r, K) + mu * r * _empty_probability(1.0 / r, K)
     return float(cost) if cost.ndim == 0 else cost
+
+
+def robots_cost_exact(n: int, mu_over_lambda, gamma_over_mu, K: int) -> Fraction:
+    """Eq. (4) divided by ``mu``, in exact rational arithmetic, for ``n`` robots.
+
+    .. math:: \\frac{C(\\rho, \\gamma, K)}{\\mu} = \\frac{\\gamma}{\\mu} P(X = 0)
+              + \\rho P(X = K), \\qquad P(X = i) = \\frac{\\rho^i}{\\sum_{j=0}^K \\rho^j},
+              \\quad \\rho = \\frac{n \\lambda}{\\mu}
+
+    (eqs. (3)-(4)), for ties and printed digits that floating point cannot settle.
+
+    Parameters
+    ----------
+    n : int
+        Number of robots, ``>= 1``.
+    mu_over_lambda, gamma_over_mu : Fraction, int or str
+        ``mu / lam`` and ``gamma / mu``, positive, as exact rationals (a float is taken at its
+        exact binary value: pass ``Fraction("0.4")`` for the decimal).
+    K : int
+        Capacity of the queue, ``>= 2``.
+
+    Returns
+    -------
+    Fraction
+        ``C(n lam / mu, gamma, K) / mu``; :func:`robots_cost` ``/ mu`` in floating point.
+
+    Examples
+    --------
+    Table 1, row 1 of [TLNC99]_ (``lam = 0.01``, ``mu = 1``, ``K = 5``, ``gamma = 0.4``):
+    ``N_s = 73``, ``C_s = 0.17541``.
+
+    >>> round(float(robots_cost_exact(73, Fraction(100), Fraction(2, 5), 5)), 5)
+    0.17541
+    """
+    n = _robots(n)
+    K = _buffer(K)
+    m, g = Fraction(mu_over_lambda), Fraction(gamma_over_mu)
+    if m <= 0 or g <= 0:
+        raise ValueError(f"mu_over_lambda and gamma_over_mu must be positive, got {m}, {g}")
+    rho = Fraction(n) / m
+    powers = [rho ** i for i in range(K + 1)]
+    return (g * powers[0] + rho * powers[K]) / sum(powers)
 
 
 def critical_gamma(K: int, mu: float = 1.0) -> float:
@@ -670,6 +716,92 @@ def robots_unconstrained_optimum(lam: float, mu: float, gamma: float, K: int,
             if abs(check.cost - opt.cost) <= 1e-12:
                 return opt
         pool *= 2
+
+
+@dataclass(frozen=True)
+class TimeAverageRates:
+    """Starvation probability and loss rate of a policy, two ways (:func:`time_average_rates`).
+
+    Attributes
+    ----------
+    starvation_epochs, loss_epochs : float
+        ``S_pi`` and ``L_pi`` as averages over decision epochs: ``pi(q = 0)`` and
+        ``nu pi(q = K, s = 1)`` under the stationary law of the uniformised chain
+        (``nu = lam N + mu``).
+    starvation_time, loss_time : float
+        The time averages: ``P(Q = 0)`` and ``lam E[R 1(Q = K)]`` under the stationary law of
+        the continuous-time chain ``(Q(t), R(t))`` built from the verbal model of Section 3
+        (no uniformisation).
+    """
+
+    starvation_epochs: float
+    loss_epochs: float
+    starvation_time: float
+    loss_time: float
+
+
+def time_average_rates(lam: float, mu: float, gamma: float, K: int, N: int, policy
+                       ) -> TimeAverageRates:
+    """A policy's starvation probability and loss rate per decision epoch and in time (eq. (25)).
+
+    Eq. (25) of [TLNC99]_ says that the average cost of the MDP over decision epochs is the
+    time-average cost ``gamma S + L`` of the controlled queue. The per-epoch averages come from
+    the stationary law of the policy's uniformised chain (:func:`robots_mdp`); the time
+    averages from the continuous-time chain on ``(q, r)`` built from the verbal model, not from
+    (19)-(21): at rate ``lam r`` a robot brings a page (the queue grows by one unless full)
+    and is deactivated, then reactivated if the policy's action at ``(q, r, 1)`` is 1; at rate
+    ``mu`` when ``q > 0`` a page leaves and one more robot is activated (if ``r < N``) if the
+    action at ``(q, r, 0)`` is 1.
+
+    Parameters
+    ----------
+    lam, mu, gamma, K, N
+        As in :func:`robots_mdp`.
+    policy : array_like of int, shape (n_states,)
+        An action per state of ``robots_mdp(lam, mu, gamma, K, N)``, with one recurrent class.
+
+    Returns
+    -------
+    TimeAverageRates
+
+    Examples
+    --------
+    The optimal policy of Fig. 7 (cost 0.25924 = gamma S + L): the two ways agree.
+
+    >>> opt = robots_dynamic_optimum(0.1, 1.0, 1.4, 5, 16)
+    >>> rates = time_average_rates(0.1, 1.0, 1.4, 5, 16, opt.policy)
+    >>> round(1.4 * rates.starvation_time + rates.loss_time, 5)
+    0.25924
+    """
+    model, space = robots_mdp(lam, mu, gamma, K, N)
+    policy = np.asarray(policy)
+    if policy.shape != (space.n_states,):
+        raise ValueError(f"policy must have shape ({space.n_states},), got {policy.shape}")
+    P = _mdp.policy_transition_matrix(model, policy)
+    pi = _mdp.stationary_distribution(P)
+    nu = lam * N + mu
+    s_ep = float(pi[space.q == 0].sum())
+    l_ep = float(nu * pi[(space.q == K) & (space.s == ARRIVAL)].sum())
+    # The continuous-time generator on (q, r), without (0, 0): nothing happens there, and the
+    # forced action at (1, 0, 0) never enters it.
+    pairs = [(q, r) for q in range(K + 1) for r in range(N + 1) if (q, r) != (0, 0)]
+    idx = {qr: i for i, qr in enumerate(pairs)}
+    m = len(pairs)
+    G = np.zeros((m, m))
+    for (q, r), i in idx.items():
+        if r > 0:
+            a = policy[space.state(q, r, ARRIVAL)]
+            G[i, idx[(min(q + 1, K), r - 1 + a)]] += lam * r
+        if q > 0:
+            a = policy[space.state(q, r, DEPARTURE)]
+            G[i, idx[(q - 1, min(r + a, N))]] += mu
+    G -= np.diag(G.sum(axis=1))
+    pt = _mdp.stationary_distribution(sparse.csr_array(np.eye(m) + G / nu))
+    qs = np.array([q for q, _ in pairs])
+    rs = np.array([r for _, r in pairs])
+    return TimeAverageRates(starvation_epochs=s_ep, loss_epochs=l_ep,
+                            starvation_time=float(pt[qs == 0].sum()),
+                            loss_time=float(lam * (pt * rs)[qs == K].sum()))
 
 
 def _class_distribution(P, classes) -> np.ndarray:
