@@ -5,7 +5,7 @@ import pytest
 
 from whittle_lib.models import crawling, crawling_policies as policies
 from replication.papers import crawling_2015 as c15
-from whittle_lib.stats import share_interval
+from whittle_lib.stats import named_seeds, share_interval
 from replication.records import Comparison, format_estimate
 
 
@@ -310,7 +310,7 @@ def test_optimality_gap_orders_the_policies():
 
 def test_stochastic_comparison_is_seeded_and_keeps_known_values():
     model = crawling.table_one()
-    seeds = np.random.SeedSequence(3).spawn(4)
+    seeds = named_seeds(3, **{f"M=1;policy={name}": 1 for name in c15.COMPARED_POLICIES})
     kw = dict(periods=60, replications=3, burn_in=10, base_law="exponential", seeds=seeds)
     a = c15.stochastic_comparison(model, [1], known={("index", 1): (1.0, 0.5)}, **kw)
     b = c15.stochastic_comparison(model, [1], known={("index", 1): (1.0, 0.5)}, **kw)
@@ -343,14 +343,14 @@ def test_reward_estimate_is_the_interval_over_replications():
 
 def test_stochastic_comparison_keeps_its_run_lengths():
     model = crawling.table_one()
-    seeds = np.random.SeedSequence(5).spawn(4)
+    seeds = named_seeds(5, **{f"M=1;policy={name}": 1 for name in c15.COMPARED_POLICIES})
     s = c15.stochastic_comparison(model, [1], periods=40, replications=2, burn_in=10,
                                   base_law="deterministic", seeds=seeds)
     assert (s.periods, s.replications, s.burn_in, s.base_law) == (40, 2, 10, "deterministic")
-    # each estimate is reward_estimate on its own seed (rule r of budget j: seeds[4 j + r])
+    # each estimate is reward_estimate on the stream named after its row's setting
     est = c15.reward_estimate(model, policies.CurrentValueRule(), 1, periods=40, replications=2,
                               burn_in=10, base_law="deterministic",
-                              rng=np.random.default_rng(seeds[1]))
+                              rng=np.random.default_rng(seeds["M=1;policy=greedy (current value)"][0]))
     assert s.estimates["greedy (current value)", 1] == (est.mean, est.half_width)
 
 
@@ -385,36 +385,29 @@ def test_optimality_gap_verdicts_follow_their_definitions():
     assert g.report().splitlines()[-1].startswith("optimum = relaxation bound for M =")
 
 
-def test_recording_the_deterministic_figures():
-    # Figs. 1-3 on Table I: the exact orbits of the index policy (M = 1: sources 1 and 2 in
-    # turn; M = 2: a cycle of 7 periods) make every sentence of the paper hold
+def test_fig3_nontrivial_on_the_exact_cycles():
+    # M = 2: a cycle of 7 periods in which sources 2 and 3 are crawled unequally often at
+    # irregular gaps (the sentence holds); M = 1: sources 1 and 2 every other period (it fails)
     model = crawling.table_one()
-    cmp = Comparison("01_ephemeral_crawling")
     whittle = policies.WhittleRule(model)
-    c15.record_fig1(cmp, model)
-    c15.record_fig2(cmp, policies.periodic_orbit(model, whittle, 1))
     o2 = policies.periodic_orbit(model, whittle, 2)
-    c15.record_fig3(cmp, o2, crawling.relaxation_bound(model, 2).bound)
-    statuses = {r.key: r.status for r in cmp.rows}
-    claims = [k for k in statuses if k[0] in ("Fig. 1", "Fig. 2", "Fig. 3") and statuses[k] != "new"]
-    assert len(claims) == 7 and all(statuses[k] == "claim-holds" for k in claims)
-    row = cmp.row("Fig. 3", "M=2;policy=Whittle index", "average reward")
-    assert row.status == "new" and row.replicated == f"{o2.average_reward:.2f}"
+    assert o2.period == 7 and c15.fig3_nontrivial(o2.active[o2.transient:])
+    o1 = policies.periodic_orbit(model, whittle, 1)
+    assert not c15.fig3_nontrivial(o1.active[o1.transient:])
 
 
-def test_recording_the_index_forms_and_sec7():
-    # the 2018 form fails under every reading; 254.66 deviates from the long-run average
+def test_index_forms_notes_and_sec7():
+    # the notes the notebook passes for the index forms: every row's, each with its evidence;
+    # no reading of 254.66 gives both printed numbers (the notebook records it as deviating)
     model = crawling.table_one()
-    cmp = Comparison("01_ephemeral_crawling")
-    c15.record_index_forms(cmp, model, c15.check_index_forms(model, 6, extra_states=20))
-    assert cmp.row("Theorem 1", "Table I;visited states",
-                   "index equals the index by definition").status == "claim-holds"
-    assert cmp.row("2018 paper Sec. IV-A", "Table I;visited states",
-                   "index equals the index by definition").status == "claim-fails"
-    assert cmp.row("Theorem 1", "Table I;x=1.5u*", "index as printed (source 1)").replicated == "0.00000"
+    check = c15.check_index_forms(model, 6, extra_states=20)
+    notes = c15.index_forms_notes(model, check)
+    assert set(notes) == {"Theorem 1", "Theorem 1 Remark", "2019 paper eqs. (4)-(5)",
+                          "2018 paper Sec. IV-A", "Lemma 4", "Theorem 1 above u*"}
+    assert notes["Theorem 1"].startswith("max |form - definition| = ")
+    assert f"of {check.states.size} states" in notes["Theorem 1 Remark"]
+    assert "Searched: " in notes["2018 paper Sec. IV-A"] and check.holds("Theorem 1 (2015)")
+    assert not any(check.readings_2018().values())    # the 2018 form fails under every reading
+    assert float(c15.index_theorem1(check.above[0], model.u[0], model.alpha[0])) == 0.0
     r = c15.readings_254(model, 254.66, 0.005, 179.79, 0.005, horizon=80)
-    orbit = policies.periodic_orbit(model, policies.WhittleRule(model), 1)
-    only_1 = policies.periodic_orbit(model, c15.OnlySourceRule(0, 4), 1).average_reward
-    c15.record_sec7_rewards(cmp, only_1, r, orbit.average_reward, 260.39)
-    assert cmp.row(*c15.ONLY_SOURCE_1_KEY).status == "reproduced"
-    assert cmp.row(*c15.INDEX_KEY).status == "deviates"
+    assert not any(r.readings.values())

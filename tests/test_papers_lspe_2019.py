@@ -166,28 +166,17 @@ def test_the_printed_a_term_subtracts_a_row_from_a_matrix():
     assert readings[2].lspe          # the moved parenthesis gives LSPE(0)'s increment
 
 
-def test_record_section_iv_records_both_typos_as_claim_depends():
-    from replication.records import Comparison
-    cmp = Comparison("02_lspe_learning")
-    paper.record_section_iv(cmp, paper.sherman_morrison_check(0.5), paper.printed_a_term_readings())
-    sm = cmp.row("Sec. IV", "Sherman-Morrison update", "the printed recursion for B^-1(n) inverts B(n)")
-    a = cmp.row("Sec. IV", "A recursion", "the printed recursion for A(n) is well formed")
-    assert sm.status == a.status == "claim-depends"
-    for row in (sm, a):
-        assert "typo:" in row.note and "Searched:" in row.note
+def test_section_iv_evidence_names_the_typos_and_the_search():
+    sm, a_terms = paper.sherman_morrison_check(0.5), paper.printed_a_term_readings()
+    for note in (paper.sherman_morrison_evidence(sm), paper.a_term_evidence(a_terms)):
+        assert note.startswith("typo:") and "Searched:" in note
+    # some reading keeping the printed factors inverts, some does not: claim-depends
+    kept = [r.inverts for r in sm.readings if r.printed_factors]
+    assert any(kept) and not all(kept)
+    assert [paper.a_term_shapes_text(r) for r in a_terms][0] == "14x14 - 1x14"
 
 
-class _Cmp:
-    """Records the calls a recording function makes (a stand-in for Comparison)."""
-
-    def __init__(self):
-        self.calls = []
-
-    def __getattr__(self, kind):
-        return lambda *args, **kw: self.calls.append((kind, args, kw))
-
-
-def test_simulate_whittle_is_the_policy_simulation_and_is_recorded_with_the_references():
+def test_simulate_whittle_is_the_policy_simulation_and_its_notes_name_the_runs():
     model = crawling.table_one()
     ws = paper.simulate_whittle(model, 200, 3, rng=7)
     # the same stream through the policy simulator directly: the same mean
@@ -196,14 +185,12 @@ def test_simulate_whittle_is_the_policy_simulation_and_is_recorded_with_the_refe
                                replications=3, rng=np.random.default_rng(7))
     assert ws.mean == pytest.approx(float(np.mean(direct.average_reward)), rel=1e-12)
     assert (ws.replications, ws.n_steps) == (3, 200) and "±" in str(ws)
-    cmp = _Cmp()
     ref = paper.reference_rewards(model)
     assert ref.period == 2        # the Whittle policy alternates sources 1 and 2
-    paper.record_reference_rewards(cmp, ref, ws)
-    assert [c[0] for c in cmp.calls] == ["new"] * 5
-    assert cmp.calls[-1][1][3] == str(ws)
-    paper.record_whittle_283(cmp, ref, ref, ws, ws)
-    assert [c[0] for c in cmp.calls[5:]] == ["claim_by_reading"] * 2
+    assert f"{ws.replications} replications of {ws.n_steps} periods" in (
+        paper.whittle_stochastic_note(ws))
+    assert f"earns {ref.whittle:.2f} with the 2015 xi-bar" in paper.whittle_283_evidence(ref, ref)
+    assert f"earns {ws} with the 2015 xi-bar" in paper.whittle_283_stochastic_evidence(ws, ws)
 
 
 def _short(**kw):
@@ -213,7 +200,9 @@ def _short(**kw):
 def test_reading_runs_name_and_split_the_groups_and_judge_readings_counts_them():
     model = crawling.table_one()
     with pytest.warns(RuntimeWarning, match="2 of 8 LSPE runs stopped early"):
-        groups = paper.reading_runs(model, _short(), [1, 2, 3, 4], [5, 6, 7, 8],
+        seeds = {paper.LITERAL_READINGS[0].name: [1, 2], paper.LITERAL_READINGS[1].name: [3, 4],
+                 "feature_scale=1": [5, 6], "step_constant=0.9": [7, 8]}
+        groups = paper.reading_runs(model, _short(), seeds,
                                     [("feature_scale", 1.0), ("step_constant", 0.9)], max_workers=1)
     names = list(groups)
     assert names[:2] == [r.name for r in paper.LEARNING_READINGS[2:]]
@@ -236,25 +225,23 @@ def test_reading_runs_name_and_split_the_groups_and_judge_readings_counts_them()
         assert verdicts[k].split()[0] == str(k + 1)
         assert judged.one_arm[name].verdict_text in verdicts[k]
         assert verdicts[k].rstrip().endswith(judged.in_band[name].verdict_text)
-    with pytest.raises(ValueError, match="reading_seeds"):
-        paper.reading_runs(model, _short(), [1, 2, 3], [], [])
+    with pytest.raises(ValueError, match="seeds must hold a stream named 'step_constant=0.5'"):
+        paper.reading_runs(model, _short(), seeds, [("step_constant", 0.5)])
 
 
-def test_summarise_runs_and_the_single_run_claims_are_recorded():
+def test_summarise_runs_and_the_evidence_of_the_single_run_claims():
     model = crawling.table_one()
     runs = paper.run_jobs(model, [(_short(), s) for s in (1, 2, 3)], max_workers=1)
     summary = paper.summarise_runs(runs, model)
     assert len(summary) == 3
     assert summary.active[0] == pytest.approx(np.mean([r.average_active() for r in runs]))
     assert 0.0 <= summary.at_bound <= 1.0
-    cmp = _Cmp()
-    paper.record_sampled_runs(cmp, summary)
-    assert [c[0] for c in cmp.calls] == ["new", "new"]
+    assert paper.sampled_runs_note(summary).endswith("3 runs, mean and 95% CI")
     lit = paper.LEARNING_READINGS[2].name
     judged = paper.judge_readings({paper.LEARNING_READINGS[0].name: runs, lit: runs}, band=(0.0, 1e9))
-    paper.record_single_run_claims(cmp, judged, summary)
-    assert [c[0] for c in cmp.calls[2:]] == ["claim_by_reading"] * 2
-    assert cmp.calls[-1][2]["value"] == "3/3; 3/3"       # every reward lies in (0, 1e9)
+    assert [f"{v.satisfied}/{v.runs}" for v in judged.in_band.values()] == ["3/3", "3/3"]
+    for note in (paper.one_arm_evidence(judged, summary), paper.in_band_evidence(judged, summary)):
+        assert "by reading: " in note and "Searched: 2 readings x 3 to 3 single runs" in note
     with pytest.warns(RuntimeWarning, match="stopped early"):
         broken = paper.run_jobs(model, [(_short(feature_scale=1.0), 1)], max_workers=1)
     with pytest.raises(ValueError, match="stopped early"):
@@ -265,8 +252,8 @@ def test_kappa_study_reuses_the_main_runs_and_separates_only_beyond_the_interval
     model = crawling.table_one()
     settings = _short(kappa=2.0)
     reuse = paper.run_jobs(model, [(settings, s) for s in (1, 2)], max_workers=1)
-    study = paper.kappa_study(model, settings, [0.5, 2.0], [3, 4, 5, 6], reuse=reuse,
-                              max_workers=1)
+    seeds = {"kappa=0.5": [3, 4], "kappa=2": [5, 6]}
+    study = paper.kappa_study(model, settings, [0.5, 2.0], seeds, reuse=reuse, max_workers=1)
     assert study.kappas == (0.5, 2.0) and study.replications == 2
     # kappa = 2 is the reused runs, not fresh ones on seeds 5, 6
     assert study.active[1, 0] == pytest.approx(np.mean([r.average_active() for r in reuse]))
@@ -279,11 +266,12 @@ def test_kappa_study_reuses_the_main_runs_and_separates_only_beyond_the_interval
     close = np.array([[1.0, 1.5], [3.0, 1.5]])
     assert paper.KappaStudy((1.0, 2.0), 2, apart, apart, apart).controls
     assert not paper.KappaStudy((1.0, 2.0), 2, apart, close, apart).controls
-    cmp = _Cmp()
-    paper.record_kappa_claim(cmp, study)
-    assert cmp.calls[0][0] == "claim"
-    with pytest.raises(ValueError, match="seeds"):
-        paper.kappa_study(model, settings, [0.5, 2.0], [1, 2, 3], reuse=reuse)
+    assert paper.kappa_evidence(study).startswith("Over kappa = 0.5, 2 (2 runs each)")
+    with pytest.raises(ValueError, match="the same number of runs"):
+        paper.kappa_study(model, settings, [0.5, 2.0], {"kappa=0.5": [1], "kappa=2": [2, 3]},
+                          reuse=reuse)
+    with pytest.raises(ValueError, match="a stream named 'kappa=4'"):
+        paper.kappa_study(model, settings, [0.5, 4.0], seeds, reuse=reuse)
 
 
 def test_numerical_fixes_switch_off_one_fix_each_on_the_same_seed():
@@ -300,8 +288,8 @@ def test_numerical_fixes_switch_off_one_fix_each_on_the_same_seed():
     assert 0 <= fixes.overflow_steps <= fixes.recorded_steps and 0.0 <= fixes.outside <= 1.0
     assert "literal feature scale: stopped at step 0" in fixes.table()
     assert f"no Tikhonov: max|r| grows x{fixes.growth:.1e}" in fixes.table()
-    cmp = _Cmp()
-    paper.record_numerical_fixes(cmp, fixes)
-    assert [c[0] for c in cmp.calls] == ["claim", "claim"]
+    assert f"overflows on {fixes.overflow_steps} of {fixes.recorded_steps}" in (
+        paper.projection_evidence(fixes))
+    assert "breaks down at step 0" in paper.tikhonov_evidence(fixes)
     with pytest.raises(ValueError, match="base"):
         paper.numerical_fixes(model, _short(kappa=4.0), 1, base, max_workers=1)

@@ -65,11 +65,17 @@ __all__ = [
     "skip_evidence",
     "boundary_ties",
     "tie_order_averages",
+    "COMPARED_POLICIES",
     "comparison_rules",
     "OptimalityGap",
     "optimality_gap",
     "StochasticComparison",
     "stochastic_comparison",
+    "index_forms_notes",
+    "fig3_nontrivial",
+    "quoted_259_note",
+    "TIE_ORDERS_NOTE",
+    "stochastic_comparison_note",
 ]
 
 
@@ -1030,16 +1036,21 @@ def tie_order_averages(model: crawling.CrawlingModel, M: int, *, decimals: int =
     return sorted(values)
 
 
+#: The names of :func:`comparison_rules`, in its order (a notebook names a stream after each).
+COMPARED_POLICIES = ("index", "greedy (current value)", "greedy (2018)", "round robin (blocks)")
+
+
 def comparison_rules(model: crawling.CrawlingModel, M: int) -> dict:
-    """The policies we compare with the index policy, by name (the optimality-gap section).
+    """The policies we compare with the index policy, by name (the optimality-gap section),
+    named and ordered as :data:`COMPARED_POLICIES`.
 
     The 2018 greedy rule (Borkar & Chadha) equals the current-value greedy rule on the
     deterministic model; round robin crawls disjoint blocks of ``M`` sources in turn.
     """
     n = model.n_sources
-    return {"index": policies.WhittleRule(model), "greedy (current value)": policies.CurrentValueRule(),
-            "greedy (2018)": policies.ExpectedValueRule(model),
-            "round robin (blocks)": policies.RoundRobinRule(n, M)}
+    rules = (policies.WhittleRule(model), policies.CurrentValueRule(),
+             policies.ExpectedValueRule(model), policies.RoundRobinRule(n, M))
+    return dict(zip(COMPARED_POLICIES, rules))
 
 
 @dataclass(frozen=True)
@@ -1242,9 +1253,10 @@ def stochastic_comparison(model: crawling.CrawlingModel, M_values, *, periods: i
         ``replications`` runs of ``periods`` periods, the first ``burn_in`` dropped.
     base_law : str
         The law of ``xi``.
-    seeds : sequence of numpy.random.SeedSequence
-        One per (``M``, rule), ``M``-major: ``seeds[4 j + r]`` for the ``r``-th rule and the
-        ``j``-th budget.
+    seeds : mapping of str to sequence of numpy.random.SeedSequence
+        Streams by name (:func:`~whittle_lib.stats.named_seeds`): the first seed of
+        ``seeds[f"M={M};policy={name}"]`` runs the rule ``name`` of :data:`COMPARED_POLICIES`
+        with budget ``M``.
     known : dict of (str, int) to (float, float), optional
         Estimates already made (their runs are skipped and their seeds unused).
     """
@@ -1253,16 +1265,16 @@ def stochastic_comparison(model: crawling.CrawlingModel, M_values, *, periods: i
         raise ValueError(f"burn_in must be an integer in [0, periods), got {burn_in!r}")
     estimates = {}
     names = ()
-    for j, M in enumerate(M_values):
+    for M in M_values:
         rules = comparison_rules(model, M)
         names = tuple(rules)
-        for r, (name, rule) in enumerate(rules.items()):
+        for name, rule in rules.items():
             if (name, M) in known:
                 estimates[name, M] = known[name, M]
                 continue
             est = reward_estimate(model, rule, M, periods=periods, replications=replications,
                                   burn_in=burn_in, base_law=base_law,
-                                  rng=np.random.default_rng(seeds[len(rules) * j + r]))
+                                  rng=np.random.default_rng(seeds[f"M={M};policy={name}"][0]))
             estimates[name, M] = (est.mean, est.half_width)
     return StochasticComparison(tuple(M_values), names, estimates, int(periods),
                                 int(replications), int(burn_in), base_law)
@@ -1386,210 +1398,96 @@ def printed_rewards(cmp) -> PrintedRewards:
     return PrintedRewards(*(v for row in rows for v in (row.paper_value, row.tolerance)))
 
 
-# -- recording: the rows of data/results/01_ephemeral_crawling.csv -------------------------------
+# -- notes: the long evidence of rows the notebook records -------------------------------------
 #
-# Each function records the rows of one section of the notebook, in the notebook's order (new
-# rows are written in the order they are recorded), with the evidence the note carries.
+# The notebook names every row it records in a visible cell (``cmp.claim("Fig. 2", ...)``) beside
+# the value it records; the notes too long for a cell are written here, one named function each.
 
-def record_fig1(cmp, model: crawling.CrawlingModel) -> None:
-    """Record the two readings of Fig. 1 (content value ``xi-bar_i e^{-mu_i t}``) from Table I.
-
-    The figure shows sources 1 and 2 starting high and 3 and 4 low (``xi-bar``), and sources 1
-    and 3 decaying faster than 2 and 4 (``mu``).
-    """
-    high_start = min(model.xi_mean[:2]) > max(model.xi_mean[2:])
-    cmp.claim("Fig. 1", "Table I", "initial interest of sources 1 and 2 high and of 3 and 4 small",
-              high_start, f"xi-bar = {model.xi_mean.tolist()}")
-    faster = min(model.mu[[0, 2]]) > max(model.mu[[1, 3]])
-    cmp.claim("Fig. 1", "Table I", "interest of sources 1 and 3 decays faster than of 2 and 4",
-              faster, f"mu = {model.mu.tolist()}")
-
-
-def record_index_forms(cmp, model: crawling.CrawlingModel, check: IndexFormsCheck) -> None:
-    """Record Theorem 1, the Remark after it, the 2019 and 2018 forms, and Lemma 4.
+def index_forms_notes(model: crawling.CrawlingModel, check: IndexFormsCheck) -> dict:
+    """The notes of the rows on Theorem 1, the Remark after it, the 2019 and 2018 forms,
+    Lemma 4 and Theorem 1 as printed above ``u*``, keyed by the row's ``item``
+    (``"Theorem 1 above u*"`` for the last).
 
     Each printed form is judged against the index by definition on the visited states
     (:func:`check_index_forms`); the 2018 form under every reading of its ``zeta``; Lemma 4
-    (indexability) by the engine on the finite arms; and, as a new row, Theorem 1 as printed at
-    ``x = 1.5 u*``, where it gives 0 and the index is ``x``.
+    (indexability) by the engine on the finite arms.
 
     References
     ----------
     Avrachenkov & Borkar 2015, Theorem 1, the Remark after it, Lemma 4; 2019 paper eqs.
     (4)-(5); Borkar & Chadha 2018, Sec. IV-A.
     """
-    visited = "Table I;visited states"
     x = check.states
     n_states = x.shape[1]
 
     def worst(name):
         return f"max |form - definition| = {check.errors[name].max():.2e}"
 
-    cmp.claim("Theorem 1", visited, "index equals the index by definition",
-              check.holds("Theorem 1 (2015)"),
-              f"{worst('Theorem 1 (2015)')} over {x.size} states x_1..x_{n_states}; also equal "
-              f"to the engine's indices of the finite arm (max diff {check.engine_error:.1e}). "
-              "As printed it gives 0 for x >= u* where the index is x (stochastic model only).")
     remark_wrong = int(np.sum(check.wrong("Remark after Theorem 1 (2015)")))
-    cmp.claim("Theorem 1 Remark", visited, "simplified index equals the index by definition",
-              check.exact_eta_error <= check.tolerance,
-              f"true with the exact eta (max diff {check.exact_eta_error:.1e}); with a plain "
-              f"floating ceiling it is wrong on {remark_wrong} of {x.size} states, by u alpha^k")
-    cmp.claim("2019 paper eqs. (4)-(5)", visited, "index equals the index by definition",
-              check.holds("eqs. (4)-(5) (2019)"),
-              f"the expression of Theorem 1 (zeta for eta): {worst('eqs. (4)-(5) (2019)')}")
-    cmp.claim_by_reading(
-        "2018 paper Sec. IV-A", visited, "index equals the index by definition",
-        check.readings_2018(),
-        "The printed bracket adds alpha^zeta u to Theorem 1, so it exceeds the index by u alpha^zeta "
-        "whatever zeta is taken; right without that term. "
-        f"Searched: {len(check.errors_2018)} readings of zeta and of the states, each on every state against the "
-        f"index by definition to {check.tolerance:.1e}; the form misses on "
-        + ", ".join(f"{int(np.sum(e > check.tolerance))} of {e.size}" for e in check.errors_2018.values())
-        + " states (its excess u alpha^zeta fades only where zeta is large), so a reading under which it held on "
-        "every state would have been found.")
-    cmp.claim("Lemma 4", "Table I;finite arms of visited states", "indexable", check.indexable,
-              f"the engine (Gast-Gaujal-Khun, average reward) finds the four arms of "
-              f"{check.engine_states} states indexable")
-    cmp.new("Theorem 1", "Table I;x=1.5u*", "index as printed (source 1)",
-            float(index_theorem1(check.above[0], model.u[0], model.alpha[0])),
-            "log+ = 0 above u* makes the printed index 0; by definition it is x (whittle_lib returns x)")
+    return {
+        "Theorem 1":
+            f"{worst('Theorem 1 (2015)')} over {x.size} states x_1..x_{n_states}; also equal "
+            f"to the engine's indices of the finite arm (max diff {check.engine_error:.1e}). "
+            "As printed it gives 0 for x >= u* where the index is x (stochastic model only).",
+        "Theorem 1 Remark":
+            f"true with the exact eta (max diff {check.exact_eta_error:.1e}); with a plain "
+            f"floating ceiling it is wrong on {remark_wrong} of {x.size} states, by u alpha^k",
+        "2019 paper eqs. (4)-(5)":
+            f"the expression of Theorem 1 (zeta for eta): {worst('eqs. (4)-(5) (2019)')}",
+        "2018 paper Sec. IV-A":
+            "The printed bracket adds alpha^zeta u to Theorem 1, so it exceeds the index by "
+            "u alpha^zeta whatever zeta is taken; right without that term. "
+            f"Searched: {len(check.errors_2018)} readings of zeta and of the states, each on "
+            f"every state against the index by definition to {check.tolerance:.1e}; the form "
+            "misses on "
+            + ", ".join(f"{int(np.sum(e > check.tolerance))} of {e.size}"
+                        for e in check.errors_2018.values())
+            + " states (its excess u alpha^zeta fades only where zeta is large), so a reading "
+            "under which it held on every state would have been found.",
+        "Lemma 4":
+            f"the engine (Gast-Gaujal-Khun, average reward) finds the four arms of "
+            f"{check.engine_states} states indexable",
+        "Theorem 1 above u*":
+            "log+ = 0 above u* makes the printed index 0; by definition it is x (whittle_lib "
+            "returns x)",
+    }
 
 
-def record_fig2(cmp, orbit: policies.PeriodicOrbit) -> None:
-    """Record Fig. 2's sentences (``M = 1``): sources 1 and 2 crawled in turn with period two,
-    sources 3 and 4 never, judged on the exact periodic orbit of the index policy."""
-    crawled_each_cycle = orbit.active[orbit.transient:].sum(axis=0)
-    cmp.claim("Fig. 2", "M=1", "sources 1 and 2 crawled periodically each with period two",
-              orbit.period == 2 and crawled_each_cycle.tolist() == [1, 1, 0, 0],
-              f"cycle of {orbit.period} periods crawling sources 1, 2 in turn (crawls per cycle "
-              f"{crawled_each_cycle.tolist()})")
-    cmp.claim("Fig. 2", "M=1", "sources 3 and 4 never crawled",
-              not orbit.active[:, 2:].any(), f"no crawl of 3 or 4 in the first {orbit.rewards.size} "
-              "periods, which include the cycle")
+def fig3_nontrivial(cycle) -> bool:
+    """Fig. 3's "sources 2 and 3 are crawled in a non-trivial periodic way" on one cycle of the
+    exact orbit (``cycle``: periods x sources, crawled or not): each is crawled in some but not
+    all periods, not every other period, and the two not equally often."""
+    counts = cycle.sum(axis=0)
+    return bool(all(0 < counts[i] < cycle.shape[0]
+                    and not np.array_equal(np.roll(cycle[:, i], -1), cycle[:, i])
+                    for i in (1, 2)) and counts[1] != counts[2])
 
 
-def record_sec7_rewards(cmp, only_source_1: float, readings: Readings254, average: float,
-                        bound: float) -> None:
-    """Record the two rewards of Sec. VII's sentence: 179.79 for crawling only source 1 and
-    254.66 for the index policy, ``M = 1``.
-
-    Parameters
-    ----------
-    cmp : Comparison
-    only_source_1 : float
-        Long-run average of crawling source 1 every period.
-    readings : Readings254
-        Every reading of 254.66 (:func:`readings_254`); none may give both numbers.
-    average : float
-        The index policy's exact long-run average (objective (4)).
-    bound : float
-        Whittle's relaxation bound for ``M = 1``.
-
-    Raises
-    ------
-    ValueError
-        If a reading gives both printed numbers: it must then be recorded as a reproduction.
-    """
-    cmp.number(*ONLY_SOURCE_1_KEY, only_source_1)
-    if any(readings.readings.values()):
-        raise ValueError("a reading gives both printed numbers: record it")
-    cmp.number(*INDEX_KEY, average,
-               diagnosis=readings.diagnosis(average, bound, cmp.paper(*ONLY_SOURCE_1_KEY).paper_value))
-
-
-def record_fig3(cmp, orbit: policies.PeriodicOrbit, bound: float) -> None:
-    """Record Fig. 3's sentences (``M = 2``) on the exact periodic orbit, and its reward.
-
-    "Source 1 is always crawled. Sources 2 and 3 are crawled in a non-trivial periodic way and
-    source 4 is crawled periodically with a rather long period." ``bound`` is the relaxation
-    bound for ``M = 2``, given in the note of the reward (a new row).
-    """
-    cyc = orbit.active[orbit.transient:]
-    counts = cyc.sum(axis=0)
-    cmp.claim("Fig. 3", "M=2", "source 1 always crawled", bool(cyc[:, 0].all()),
-              f"crawled in {counts[0]} of the {orbit.period} periods of the cycle")
-    nontrivial = all(0 < counts[i] < orbit.period
-                     and not np.array_equal(np.roll(cyc[:, i], -1), cyc[:, i])
-                     for i in (1, 2)) and counts[1] != counts[2]
-    cmp.claim("Fig. 3", "M=2", "sources 2 and 3 crawled in a non-trivial periodic way", nontrivial,
-              f"in a cycle of {orbit.period}: source 2 crawled {counts[1]} times, source 3 "
-              f"{counts[2]} times, at irregular gaps")
-    cmp.claim("Fig. 3", "M=2", "source 4 crawled periodically with a long period",
-              counts[3] == 1 and orbit.period >= 5, f"once per cycle of {orbit.period} periods")
-    cmp.new("Fig. 3", "M=2;policy=Whittle index", "average reward", orbit.average_reward,
-            f"exact long-run average; relaxation bound {bound:.5f}", decimals=2)
-
-
-def record_fig4(cmp, sweep, skipped_in_figure: int) -> None:
-    """Record Fig. 4's "source 1 is crawled from time to time" under every reading of the
-    sweep (:func:`skip_sweep`): it holds under a reading if most single runs skip source 1."""
-    cmp.claim_by_reading(
-        "Fig. 4", "M=2;stochastic", "source 1 crawled from time to time (not always)",
-        {f"{s.label} ({s.runs_with_skip}/{s.runs} runs)": s.holds for s in sweep},
-        skip_evidence(sweep, skipped_in_figure),
-        value=f"{sum(s.holds is True for s in sweep)}/{len(sweep)} readings")
-
-
-def record_quoted(cmp, quoted: QuotedReadings, average: float, estimate: RewardEstimate) -> None:
-    """Record the rewards quoted for Table I, ``M = 1``, by the 2019 paper (283) and the 2018
-    paper (259.61), under every reading of :func:`quoted_readings`.
-
-    A quoted value that some reading gives is a claim judged by reading; one that none gives
-    is a number that deviates, with the diagnosis.
+def quoted_259_note(quoted: QuotedReadings, estimate: RewardEstimate) -> str:
+    """The note of the 2018 paper's quoted 259.61 (its Table II, stochastic model): the
+    evidence of a claim judged by reading when some reading of :func:`quoted_readings` gives
+    it, the diagnosis of a deviation otherwise.
 
     Parameters
     ----------
-    cmp : Comparison
     quoted : QuotedReadings
-    average : float
-        The deterministic long-run average of the index policy.
     estimate : RewardEstimate
         The index policy on the stochastic model (:func:`reward_estimate`, ``M = 1``).
     """
-    if any(quoted.readings_283.values()):
-        cmp.claim_by_reading(*QUOTED_2019_KEY, quoted.readings_283,
-                             f"Deterministic long-run average {average:.2f}.",
-                             value=f"{average:.2f}")
-    else:
-        cmp.number(*QUOTED_2019_KEY, average, diagnosis=quoted.diagnosis_283())
-    evidence_259 = quoted.evidence_259(estimate.text, estimate.replications, estimate.periods)
+    evidence = quoted.evidence_259(estimate.text, estimate.replications, estimate.periods)
     if any(quoted.readings_259.values()):
-        cmp.claim_by_reading(*QUOTED_2018_KEY, quoted.readings_259,
-                             evidence_259 + ". " + quoted.searched_259(),
-                             value=estimate.text)
-    else:
-        cmp.number(*QUOTED_2018_KEY, estimate.mean, half_width=estimate.half_width,
-                   diagnosis=("outside one run's 95% prediction interval under every reading tried ("
-                              + "; ".join(quoted.readings_259) + "). " + evidence_259 + ". "
-                              + quoted.searched_259()))
+        return evidence + ". " + quoted.searched_259()
+    return ("outside one run's 95% prediction interval under every reading tried ("
+            + "; ".join(quoted.readings_259) + "). " + evidence + ". " + quoted.searched_259())
 
 
-def record_tie_orders(cmp, ties: TieOrders) -> None:
-    """Record, per ``M``, the range of the long-run averages over the 24 tie orders (new rows)."""
-    for M, values in ties.averages.items():
-        cmp.new("Beyond the paper", f"M={M};x(0)=0", "long-run average reward, all 24 tie orders",
-                f"{min(values):.5f}..{max(values):.5f}",
-                "ties at t = 0 (all indices 0); the tie order changes the transient, not the long-run average")
+#: The note of the rows on the 24 tie orders at ``x(0) = 0``.
+TIE_ORDERS_NOTE = ("ties at t = 0 (all indices 0); the tie order changes the transient, not the "
+                   "long-run average")
 
 
-def record_optimality_gap(cmp, gap: OptimalityGap) -> None:
-    """Record every policy's exact long-run average, the optimum and the bound (new rows)."""
-    for M in gap.M_values:
-        for name in gap.names:
-            cmp.new("Beyond the paper", f"M={M};policy={name}", "average reward (deterministic)",
-                    gap.values[name, M], gap.note(name), decimals=3)
-
-
-def record_stochastic_comparison(cmp, comparison: StochasticComparison) -> None:
-    """Record the policies' mean rewards on the stochastic model (new rows), except the index
-    policy with ``M = 1``, which :func:`record_quoted` records as the 2018 paper's value."""
-    for M in comparison.M_values:
-        for name in comparison.names:
-            if (name, M) == ("index", 1):
-                continue
-            cmp.new("Beyond the paper", f"M={M};policy={name};stochastic", "average reward (95% CI)",
-                    comparison.formatted(name, M),
-                    f"{comparison.replications} replications x "
-                    f"{comparison.periods - comparison.burn_in} periods, "
-                    f"{comparison.base_law} base utilities")
+def stochastic_comparison_note(comparison: StochasticComparison) -> str:
+    """The note of every row of :func:`stochastic_comparison`: the runs behind its estimate."""
+    return (f"{comparison.replications} replications x "
+            f"{comparison.periods - comparison.burn_in} periods, "
+            f"{comparison.base_law} base utilities")

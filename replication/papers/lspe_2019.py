@@ -17,9 +17,9 @@ judges a claim about one printed run by the share of our single runs that satisf
 
 The experiments of the notebook ``02_lspe_learning`` that take more than a line (the check of the
 printed Sherman-Morrison factors, the readings and the sweep of our constants, the study of
-``kappa``, the switched-off numerical fixes) are pure functions here with frozen results, and the
-``record_*`` functions write what they found into the notebook's
-:class:`~replication.records.Comparison`, with the evidence in words.
+``kappa``, the switched-off numerical fixes) are pure functions here with frozen results. The
+notebook records each row in a visible cell; the evidence too long for a cell is written here,
+in words, by named functions (``*_evidence``, ``*_note``).
 
 References
 ----------
@@ -50,6 +50,7 @@ __all__ = [
     "Printed",
     "LearningReading",
     "LEARNING_READINGS",
+    "LITERAL_READINGS",
     "u_printed",
     "xi_readings",
     "ReferenceRewards",
@@ -61,28 +62,34 @@ __all__ = [
     "run_jobs",
     "WhittleEstimate",
     "simulate_whittle",
-    "record_reference_rewards",
-    "record_whittle_283",
+    "REFERENCE_NOTES",
+    "whittle_stochastic_note",
+    "whittle_283_evidence",
+    "whittle_283_stochastic_evidence",
     "ShermanMorrisonReading",
     "ShermanMorrisonCheck",
     "sherman_morrison_check",
     "ATermReading",
     "printed_a_term_readings",
     "printed_a_term_shapes",
-    "record_section_iv",
+    "sherman_morrison_evidence",
+    "a_term_shapes_text",
+    "a_term_evidence",
     "RunsSummary",
     "summarise_runs",
-    "record_sampled_runs",
+    "sampled_runs_note",
     "reading_runs",
     "ReadingsJudgement",
     "judge_readings",
-    "record_single_run_claims",
+    "one_arm_evidence",
+    "in_band_evidence",
     "KappaStudy",
     "kappa_study",
-    "record_kappa_claim",
+    "kappa_evidence",
     "NumericalFixes",
     "numerical_fixes",
-    "record_numerical_fixes",
+    "projection_evidence",
+    "tikhonov_evidence",
 ]
 
 
@@ -162,6 +169,10 @@ LEARNING_READINGS = (
     LearningReading("literal: f_i sampled, eq. (6) reward, mean dynamics",
                     {"action": "sample", "reward": "state", "dynamics": "deterministic"}),
 )
+
+#: The literal readings (Sec. III and V as printed), each run by :func:`reading_runs` on its
+#: own stream named after it.
+LITERAL_READINGS = tuple(r for r in LEARNING_READINGS if r.name.startswith("literal"))
 
 
 def reading_settings(settings: LSPESettings, reading: LearningReading, **changes) -> LSPESettings:
@@ -437,72 +448,52 @@ def simulate_whittle(model: crawling.CrawlingModel, n_steps: int, replications: 
     return WhittleEstimate(mean, hw, int(replications), int(n_steps))
 
 
-def record_reference_rewards(cmp, ref: ReferenceRewards, stochastic: WhittleEstimate) -> None:
-    """Record the rewards Section V measures its run against (Sec. II; rows new to the paper).
-
-    The Whittle policy's long-run reward and the relaxation bound with one crawler (exact, on
-    the deterministic model (2)-(3)), the constant rewards ``u_1``, ``u_2`` of eq. (1), and the
-    Whittle policy's average with random arrivals (eq. (17) of the 2015 paper).
-
-    Parameters
-    ----------
-    cmp : Comparison
-    ref : ReferenceRewards
-        Of the model the learning runs use (:func:`reference_rewards`).
-    stochastic : WhittleEstimate
-        :func:`simulate_whittle` on the same model.
-    """
-    u1, u2 = ref.u[0], ref.u[1]
-    cmp.new("Sec. II", "M=1;model=deterministic", "Whittle policy long-run reward", ref.whittle,
-            "exact average over the periodic orbit (policies.periodic_orbit); equals Whittle's relaxation bound", decimals=2)
-    cmp.new("Sec. II", "M=1;model=deterministic", "relaxation upper bound", ref.bound,
-            "crawling.relaxation_bound(model, 1): no M=1 policy earns more on the deterministic model", decimals=2)
-    cmp.new("Sec. II", "constant crawling of source 1", "reward u_1", u1, "eq. (1), the best single source", decimals=2)
-    cmp.new("Sec. II", "constant crawling of source 2", "reward u_2", u2, "eq. (1), the second-best single source", decimals=2)
-    cmp.new("Sec. II", "M=1;model=stochastic", "Whittle policy average reward", str(stochastic),
-            f"{stochastic.replications} replications of {stochastic.n_steps} periods of eq. (17), exponential base utilities; mean and 95% CI")
+#: The notes of the rows of the rewards Section V measures its run against (Sec. II; new rows).
+REFERENCE_NOTES = MappingProxyType({
+    "whittle": "exact average over the periodic orbit (policies.periodic_orbit); equals Whittle's "
+               "relaxation bound",
+    "bound": "crawling.relaxation_bound(model, 1): no M=1 policy earns more on the deterministic "
+             "model",
+    "u_1": "eq. (1), the best single source",
+    "u_2": "eq. (1), the second-best single source",
+})
 
 
-def record_whittle_283(cmp, r15: ReferenceRewards, r19: ReferenceRewards,
-                       ws: WhittleEstimate, ws19: WhittleEstimate) -> None:
-    """Record "Whittle index with one arm, viz., 283" (Sec. V) under both readings of xi-bar.
+def whittle_stochastic_note(stochastic: WhittleEstimate) -> str:
+    """The note of the Whittle policy's average with random arrivals (eq. (17) of 2015)."""
+    return (f"{stochastic.replications} replications of {stochastic.n_steps} periods of eq. (17), "
+            "exponential base utilities; mean and 95% CI")
 
-    A reading holds if 283 lies within our value's 95% half-width plus half its printed last
-    digit (:func:`printed_value_within`), on the deterministic model (exact) and with random
-    arrivals (:func:`simulate_whittle`).
 
-    Parameters
-    ----------
-    cmp : Comparison
-    r15, r19 : ReferenceRewards
-        With the 2015 Table I's xi-bar, and with the 2019 u-formula read literally
-        (:func:`xi_readings`).
-    ws, ws19 : WhittleEstimate
-        The Whittle policy with random arrivals under the same two readings.
+def whittle_283_evidence(r15: ReferenceRewards, r19: ReferenceRewards) -> str:
+    """The evidence on "Whittle index with one arm, viz., 283" (Sec. V), deterministic model.
+
+    A reading holds if 283 lies within half its printed last digit of our exact value
+    (:func:`printed_value_within`); ``r15``, ``r19``: with the 2015 Table I's xi-bar, and with
+    the 2019 u-formula read literally (:func:`xi_readings`).
     """
     W = PRINTED.whittle_one_arm
-    cmp.claim_by_reading(
-        "Sec. V text", "M=1;model=deterministic", "Whittle index policy with one arm earns 283",
-        {f"xi-bar of 2015 ({r15.whittle:.2f})": printed_value_within(W, r15.whittle),
-         f"2019 u-formula, no xi-bar ({r19.whittle:.2f})": printed_value_within(W, r19.whittle)},
+    return (
         f"The Whittle policy with one crawler earns {r15.whittle:.2f} with the 2015 xi-bar, equal to the relaxation bound {r15.bound:.2f}: "
         f"283 exceeds what any policy crawling one source per period can earn there. With the 2019 u-formula read literally (no xi-bar) "
         f"it earns {r19.whittle:.2f}, again the bound (optimal), and the paper's 160 could not lie between the best and second-best "
         f"constant rewards ({r19.best:.2f}, {r19.second:.2f}). Neither 283 nor the 2015 paper's 254.66 is reproduced. "
         f"Searched: 2 readings of xi-bar, each exact on the deterministic model, judged to half the printed unit (0.5); "
         f"283 lies {abs(W - r15.whittle):.2f} and {abs(W - r19.whittle):.2f} from them, and above the 2015 reading's "
-        "relaxation bound, so no policy and no reading of the rule on that model could give it.",
-        value=f"{r15.whittle:.2f}; {r19.whittle:.2f}")
-    cmp.claim_by_reading(
-        "Sec. V text", "M=1;model=stochastic", "Whittle index policy with one arm earns 283",
-        {f"xi-bar of 2015 ({ws})": printed_value_within(W, ws.mean, ws.half_width),
-         f"2019 u-formula, no xi-bar ({ws19})": printed_value_within(W, ws19.mean, ws19.half_width)},
+        "relaxation bound, so no policy and no reading of the rule on that model could give it.")
+
+
+def whittle_283_stochastic_evidence(ws: WhittleEstimate, ws19: WhittleEstimate) -> str:
+    """The evidence on "Whittle index with one arm, viz., 283" (Sec. V) with random arrivals:
+    :func:`simulate_whittle` under the 2015 xi-bar (``ws``) and the 2019 u-formula (``ws19``);
+    a reading holds if 283 lies within the 95% half-width plus half the printed last digit."""
+    W = PRINTED.whittle_one_arm
+    return (
         f"With random arrivals (eq. 17, exponential base utilities) the Whittle policy earns {ws} with the 2015 xi-bar "
         f"(95% CI, {ws.replications} runs of {ws.n_steps} periods) and {ws19} with the 2019 u-formula ({ws19.replications} runs of {ws19.n_steps} periods): "
         f"the randomness does not bring either near 283. Searched: 2 readings x {ws.replications} and "
         f"{ws19.replications} runs; a mean within its 95% half-width ({ws.half_width:.2f}, {ws19.half_width:.2f}) "
-        f"plus 0.5 of 283 would have been found; 283 lies {abs(W - ws.mean):.1f} and {abs(W - ws19.mean):.1f} away.",
-        value=f"{ws}; {ws19}")
+        f"plus 0.5 of 283 would have been found; 283 lies {abs(W - ws.mean):.1f} and {abs(W - ws19.mean):.1f} away.")
 
 
 # --- Section IV: the printed recursions -------------------------------------------------------
@@ -705,29 +696,16 @@ def printed_a_term_shapes(n_features: int = 14) -> tuple:
     return printed_a_term_readings(n_features)[0].shapes
 
 
-def record_section_iv(cmp, sm: ShermanMorrisonCheck, a_readings: tuple) -> None:
-    """Record the two checks of Section IV's printed recursions, each under its readings.
+def sherman_morrison_evidence(sm: ShermanMorrisonCheck) -> str:
+    """The evidence on "the printed recursion for B^-1(n) inverts B(n)" (Sec. IV).
 
-    "The printed recursion for B^-1(n) inverts B(n)" is judged under the readings that keep the
-    printed factors (the step as printed, the step line off by one, the example's ``b(n)``):
-    an error below 1e-8 inverts. "The printed recursion for A(n) is well formed" is judged
-    under three readings of its terms. Both are typos with a correction: where some reading
-    holds, the status is ``claim-depends`` and the note names the readings and the correction.
-
-    Parameters
-    ----------
-    cmp : Comparison
-    sm : ShermanMorrisonCheck
-        :func:`sherman_morrison_check`.
-    a_readings : tuple of ATermReading
-        :func:`printed_a_term_readings`.
+    The claim is judged under the readings that keep the printed factors (the step as printed,
+    the step line off by one, the example's ``b(n)``): an error below 1e-8 inverts. It is a typo
+    with a correction, which this note names with the readings that fix it.
     """
-    kept = [r for r in sm.readings if r.printed_factors]
     fixed = [r for r in sm.readings if not r.printed_factors]
     as_printed = sm.readings[0]
-    cmp.claim_by_reading(
-        "Sec. IV", "Sherman-Morrison update", "the printed recursion for B^-1(n) inverts B(n)",
-        {f"{r.name}: step {r.step}, error {r.error_text}": r.inverts for r in kept},
+    return (
         "typo: an off-by-one between two printed lines. The printed factors n/(n-1) and n-1 are exact for the "
         "averaging step 1/n and wrong for the printed 1/(n+1); which line is wrong is the reader's choice, and "
         "either correction inverts B(n): "
@@ -738,13 +716,20 @@ def record_section_iv(cmp, sm: ShermanMorrisonCheck, a_readings: tuple) -> None:
         f"Searched: {len(sm.readings)} (step, factors) pairs x {sm.n_updates} rank-one updates of a "
         f"{sm.size} x {sm.size} matrix; an inverse off by more than 1e-8 is detected (rounding stays "
         "below 1e-12), and the printed pair misses by "
-        f"{as_printed.error:.1e}.",
-        value=f"{as_printed.error:.1e}")
+        f"{as_printed.error:.1e}.")
+
+
+def a_term_shapes_text(reading: ATermReading) -> str:
+    """``"14x14 - 1x14"``: the shapes of the two terms of one reading of the A(n) increment."""
+    (a, b), (c, d) = reading.shapes
+    return f"{a}x{b} - {c}x{d}"
+
+
+def a_term_evidence(a_readings: tuple) -> str:
+    """The evidence on "the printed recursion for A(n) is well formed" (Sec. IV), judged under
+    the readings of :func:`printed_a_term_readings`: a typo with a correction."""
     holds = [r for r in a_readings if r.well_formed]
-    cmp.claim_by_reading(
-        "Sec. IV", "A recursion", "the printed recursion for A(n) is well formed",
-        {f"{r.name} ({r.shapes[0][0]}x{r.shapes[0][1]} - {r.shapes[1][0]}x{r.shapes[1][1]})": r.well_formed
-         for r in a_readings},
+    return (
         "typo: a misplaced parenthesis. As printed, phi(X(n)) (phi(X(n+1)))^T - phi(X(n))^T subtracts a row "
         "from a 14 x 14 matrix (NumPy would broadcast it over every row, a different quantity); a lost "
         "transpose does not repair it (a column instead of a row). With the closing parenthesis after "
@@ -753,9 +738,7 @@ def record_section_iv(cmp, sm: ShermanMorrisonCheck, a_readings: tuple) -> None:
         + ", which we use, checked against batch means in "
         "tests/test_lspe.py::test_running_averages_equal_batch_means. "
         f"Searched: {len(a_readings)} readings, each decided by the shapes of its terms (exact), the "
-        "well-formed one also by its values against LSPE(0)'s increment to 1e-12.",
-        value=" | ".join(f"{r.shapes[0][0]}x{r.shapes[0][1]} - {r.shapes[1][0]}x{r.shapes[1][1]}"
-                         for r in a_readings))
+        "well-formed one also by its values against LSPE(0)'s increment to 1e-12.")
 
 
 # --- Section V: the runs, the readings, kappa, the numerical fixes ----------------------------
@@ -813,31 +796,37 @@ def summarise_runs(runs, model: crawling.CrawlingModel) -> RunsSummary:
         at_bound=float(at_bound))
 
 
-def record_sampled_runs(cmp, sampled: RunsSummary) -> None:
-    """Record the runs whose decisions are drawn with probability ``f_i`` (Sec. III's
+def sampled_runs_note(sampled: RunsSummary) -> str:
+    """The note of the runs whose decisions are drawn with probability ``f_i`` (Sec. III's
     surrogate taken literally; rows new to the paper, which reports the threshold policy)."""
-    setting = "kappa=2;gamma=0.05;N=10000;action=sample"
-    cmp.new("Sec. V text", setting, "mean number of active arms", _est(*sampled.active),
-            f"decisions drawn with probability f_i; {len(sampled)} runs, mean and 95% CI")
-    cmp.new("Sec. V text", setting, "average reward", _est(*sampled.reward),
-            f"decisions drawn with probability f_i; {len(sampled)} runs, mean and 95% CI")
+    return f"decisions drawn with probability f_i; {len(sampled)} runs, mean and 95% CI"
 
 
-def reading_runs(model: crawling.CrawlingModel, settings: LSPESettings, reading_seeds,
-                 sweep_seeds, sweep, *, max_workers: int | None = None) -> dict:
+def _streams(seeds, names) -> dict:
+    """``{name: list of seeds}`` for each of ``names`` from the named streams ``seeds``."""
+    missing = [name for name in names if name not in seeds]
+    if missing:
+        raise ValueError(f"seeds must hold a stream named {missing[0]!r}, got {list(seeds)}")
+    return {name: list(seeds[name]) for name in names}
+
+
+def reading_runs(model: crawling.CrawlingModel, settings: LSPESettings, seeds, sweep, *,
+                 max_workers: int | None = None) -> dict:
     """Single runs of the literal readings, and of the first one at other values of our constants.
 
-    Each literal reading of :data:`LEARNING_READINGS` gets an equal share of ``reading_seeds``
-    in order; each ``(name, value)`` of ``sweep`` an equal share of ``sweep_seeds``, on the
-    first literal reading with ``n_steps // 2`` periods (the first half of the full run on the
-    same seed). All runs share one pool (:func:`run_jobs`).
+    Each literal reading ``r`` of :data:`LITERAL_READINGS` runs once per seed of
+    ``seeds[r.name]``; each ``(name, value)`` of ``sweep`` once per seed of
+    ``seeds[f"{name}={value:g}"]``, on the first literal reading with ``n_steps // 2`` periods
+    (the first half of the full run on the same seed). All runs share one pool
+    (:func:`run_jobs`).
 
     Parameters
     ----------
     model : CrawlingModel
     settings : LSPESettings
         The notebook's main settings.
-    reading_seeds, sweep_seeds : sequence of SeedSequence
+    seeds : mapping of str to sequence of SeedSequence
+        Streams by name (:func:`~whittle_lib.stats.named_seeds`), as above.
     sweep : sequence of (str, float)
         An :class:`~whittle_lib.learning.LSPESettings` field and its value.
     max_workers : int, optional
@@ -849,27 +838,17 @@ def reading_runs(model: crawling.CrawlingModel, settings: LSPESettings, reading_
         ``{group name: list of LSPEResult}``, the readings first, then the sweep, named as the
         notebook's table and the results note name them.
     """
-    literal = [r for r in LEARNING_READINGS if r.name.startswith("literal")]
     sweep = list(sweep)
-    reading_seeds, sweep_seeds = list(reading_seeds), list(sweep_seeds)
-    if len(reading_seeds) % len(literal):
-        raise ValueError(f"reading_seeds must split evenly over {len(literal)} readings, "
-                         f"got {len(reading_seeds)}")
-    if sweep and len(sweep_seeds) % len(sweep):
-        raise ValueError(f"sweep_seeds must split evenly over {len(sweep)} values, "
-                         f"got {len(sweep_seeds)}")
-    R = len(reading_seeds) // len(literal)
-    S = len(sweep_seeds) // len(sweep) if sweep else 0
+    literal = LITERAL_READINGS
+    streams = _streams(seeds, [r.name for r in literal] + [f"{name}={v:g}" for name, v in sweep])
     half = settings.n_steps // 2
-    jobs = [(reading_settings(settings, r), s)
-            for k, r in enumerate(literal) for s in reading_seeds[k * R:(k + 1) * R]]
+    jobs = [(reading_settings(settings, r), s) for r in literal for s in streams[r.name]]
     jobs += [(reading_settings(settings, literal[0], n_steps=half, **{name: v}), s)
-             for k, (name, v) in enumerate(sweep) for s in sweep_seeds[k * S:(k + 1) * S]]
-    extra = run_jobs(model, jobs, max_workers=max_workers)
-    groups = {r.name: extra[k * R:(k + 1) * R] for k, r in enumerate(literal)}
+             for name, v in sweep for s in streams[f"{name}={v:g}"]]
+    extra = iter(run_jobs(model, jobs, max_workers=max_workers))
+    groups = {r.name: [next(extra) for _ in streams[r.name]] for r in literal}
     groups.update({f"literal, arrivals, {name}={v:g}, {half} steps":
-                   extra[len(literal) * R + k * S:len(literal) * R + (k + 1) * S]
-                   for k, (name, v) in enumerate(sweep)})
+                   [next(extra) for _ in streams[f"{name}={v:g}"]] for name, v in sweep})
     return groups
 
 
@@ -963,54 +942,50 @@ def judge_readings(groups, band) -> ReadingsJudgement:
                              MappingProxyType(per_run), MappingProxyType(broken), (low, high))
 
 
-def record_single_run_claims(cmp, readings: ReadingsJudgement, ours: RunsSummary) -> None:
-    """Record "on average one arm sampled" and "the reward around 160, between the best and
-    the second best" (Sec. V), each judged by reading and swept constant.
+def _unjudged(readings: ReadingsJudgement) -> str:
+    return (" Not judged: " + "; ".join(f"{n} (every run broke down by step {max(s)})"
+                                        for n, s in readings.broken.items()) + "."
+            if readings.broken else "")
+
+
+def _counts(verdicts) -> str:
+    return "; ".join(f"{name}: {v}" for name, v in verdicts.items())
+
+
+def _searched(verdicts) -> str:
+    runs = [v.runs for v in verdicts.values()]
+    return (f" Searched: {len(runs)} readings x {min(runs)} to {max(runs)} single runs ({sum(runs)} runs); "
+            f"{share_reach(runs)}: a reading whose share of runs lies nearer 1/2 stays undetermined.")
+
+
+def one_arm_evidence(readings: ReadingsJudgement, ours: RunsSummary) -> str:
+    """The evidence on "on average one arm sampled" (Sec. V), judged by reading and swept
+    constant (:func:`judge_readings`; ``ours``: the main runs).
 
     A reading holds (fails) when the 95% Wilson interval of its share of single runs that
     satisfy the claim lies above (below) 1/2, and carries no verdict otherwise
     (:attr:`SingleRunVerdict.verdict`); groups whose runs all broke down are listed, not judged.
-
-    Parameters
-    ----------
-    cmp : Comparison
-    readings : ReadingsJudgement
-        :func:`judge_readings` of every group (ours first).
-    ours : RunsSummary
-        The main runs (threshold decisions, collected reward).
     """
-    def counts(verdicts):
-        return "; ".join(f"{name}: {v}" for name, v in verdicts.items())
-
-    def searched(verdicts):
-        runs = [v.runs for v in verdicts.values()]
-        return (f" Searched: {len(runs)} readings x {min(runs)} to {max(runs)} single runs ({sum(runs)} runs); "
-                f"{share_reach(runs)}: a reading whose share of runs lies nearer 1/2 stays undetermined.")
-
-    u2, u1 = readings.band
-    lit = LEARNING_READINGS[2].name     # literal: f_i sampled, eq. (6) reward, arrivals
-    lit_act, lit_rew = readings.per_run[lit]
-    one_arm, in_band = readings.one_arm, readings.in_band
-    unjudged = (" Not judged: " + "; ".join(f"{n} (every run broke down by step {max(s)})" for n, s in readings.broken.items()) + "."
-                if readings.broken else "")
-    cmp.claim_by_reading(
-        "Sec. V text", "kappa=2;gamma=0.05;N=10000", "on average one arm sampled",
-        {name: v.verdict for name, v in one_arm.items()},
-        f"Runs crawling on average 0.5 to 1.5 sources per period, by reading: {counts(one_arm)}. Mean over runs: ours "
+    lit_act, _ = readings.per_run[LEARNING_READINGS[2].name]   # literal: f_i sampled, eq. (6)
+    return (
+        f"Runs crawling on average 0.5 to 1.5 sources per period, by reading: {_counts(readings.one_arm)}. Mean over runs: ours "
         f"{_est(*ours.active)}, literal {_est(*_mean_ci(lit_act))}. A reading holds (fails) when the 95% Wilson "
-        f"interval of its share of runs lies above (below) 1/2; it is undetermined when the interval contains 1/2.{unjudged}"
-        + searched(one_arm),
-        value="; ".join(f"{v.satisfied}/{v.runs}" for v in one_arm.values()))
-    cmp.claim_by_reading(
-        "Sec. V text", "kappa=2;gamma=0.05;N=10000", "reward around 160 between constantly crawling the second-best and the best arm",
-        {name: v.verdict for name, v in in_band.items()},
-        f"Runs earning between u_2 = {u2:.2f} and u_1 = {u1:.2f}, by reading: {counts(in_band)}. Under the literal reading the mean "
+        f"interval of its share of runs lies above (below) 1/2; it is undetermined when the interval contains 1/2.{_unjudged(readings)}"
+        + _searched(readings.one_arm))
+
+
+def in_band_evidence(readings: ReadingsJudgement, ours: RunsSummary) -> str:
+    """The evidence on "the reward around 160, between the best and the second best" (Sec. V),
+    judged by reading and swept constant as :func:`one_arm_evidence`."""
+    u2, u1 = readings.band
+    _, lit_rew = readings.per_run[LEARNING_READINGS[2].name]
+    return (
+        f"Runs earning between u_2 = {u2:.2f} and u_1 = {u1:.2f}, by reading: {_counts(readings.in_band)}. Under the literal reading the mean "
         f"over runs is {_est(*_mean_ci(lit_rew))}, near 160, but single runs scatter from {np.nanmin(lit_rew):.0f} to "
         f"{np.nanmax(lit_rew):.0f}: a run like the paper's is the exception. Ours: the runs settle on different always/rarely "
         f"patterns (mean {_est(*ours.reward)}). A reading is undetermined when the 95% Wilson interval of its share "
-        f"contains 1/2: with 4 to 6 runs, 1 run in the band cannot reject a claim about one run.{unjudged}"
-        + searched(in_band),
-        value="; ".join(f"{v.satisfied}/{v.runs}" for v in in_band.values()))
+        f"contains 1/2: with 4 to 6 runs, 1 run in the band cannot reject a claim about one run.{_unjudged(readings)}"
+        + _searched(readings.in_band))
 
 
 @dataclass(frozen=True)
@@ -1057,28 +1032,34 @@ def kappa_study(model: crawling.CrawlingModel, settings: LSPESettings, kappas, s
     """Run the scheme at each ``kappa`` (Sec. V: "kappa controls the average and dispersion
     of the number of engaged arms").
 
-    Each ``kappa`` gets an equal share of ``seeds`` in order. At ``kappa == settings.kappa`` the
-    first runs of ``reuse`` (runs at ``settings``) are taken instead, and its seeds go unused.
-    The other runs share one pool (:func:`run_jobs`).
+    Each ``kappa`` runs once per seed of ``seeds[f"kappa={kappa:g}"]``, the same number for
+    every ``kappa``. At ``kappa == settings.kappa`` the first runs of ``reuse`` (runs at
+    ``settings``) are taken instead, and its seeds go unused. The other runs share one pool
+    (:func:`run_jobs`).
 
     Parameters
     ----------
     model : CrawlingModel
     settings : LSPESettings
     kappas : sequence of float
-    seeds : sequence of SeedSequence
+    seeds : mapping of str to sequence of SeedSequence
+        Streams by name (:func:`~whittle_lib.stats.named_seeds`), one per ``kappa``.
     reuse : sequence of LSPEResult
-        Runs at ``settings``, at least as many as each ``kappa``'s share of ``seeds``.
+        Runs at ``settings``, at least as many as each ``kappa``'s seeds.
     max_workers : int, optional
     """
-    kappas, seeds, reuse = tuple(float(k) for k in kappas), list(seeds), list(reuse)
-    if not kappas or len(seeds) % len(kappas):
-        raise ValueError(f"seeds must split evenly over {len(kappas)} values of kappa, got {len(seeds)}")
-    n = len(seeds) // len(kappas)
+    kappas, reuse = tuple(float(k) for k in kappas), list(reuse)
+    if not kappas:
+        raise ValueError("kappas must hold at least one value, got none")
+    streams = dict(zip(kappas, _streams(seeds, [f"kappa={k:g}" for k in kappas]).values()))
+    n = len(streams[kappas[0]])
+    if any(len(s) != n for s in streams.values()):
+        raise ValueError(f"seeds must give every kappa the same number of runs, got "
+                         f"{[len(s) for s in streams.values()]}")
     if settings.kappa in kappas and len(reuse) < n:
         raise ValueError(f"reuse must hold at least {n} runs at kappa = {settings.kappa}, got {len(reuse)}")
-    jobs = [(replace(settings, kappa=k), s) for j, k in enumerate(kappas) if k != settings.kappa
-            for s in seeds[j * n:(j + 1) * n]]
+    jobs = [(replace(settings, kappa=k), s) for k in kappas if k != settings.kappa
+            for s in streams[k]]
     fresh = iter(run_jobs(model, jobs, max_workers=max_workers))
     stats = []
     for k in kappas:
@@ -1089,16 +1070,14 @@ def kappa_study(model: crawling.CrawlingModel, settings: LSPESettings, kappas, s
                       np.array([s[2] for s in stats]))
 
 
-def record_kappa_claim(cmp, study: KappaStudy) -> None:
-    """Record "kappa controls the mean and the dispersion of the number of engaged arms"
-    (Sec. V) from :func:`kappa_study` (:attr:`KappaStudy.controls`)."""
-    means, spreads, controls = study.active, study.dispersion, study.controls
-    cmp.claim("Sec. V text", "kappa in 0.5..8;N=10000;action=threshold", "kappa controls the mean and the dispersion of the number of engaged arms", controls,
-              "Over kappa = " + ", ".join(f"{k:g}" for k in study.kappas) + f" ({study.replications} runs each) the mean number of active arms ranges over "
-              f"{means[:, 0].min():.2f}..{means[:, 0].max():.2f} and the dispersion over {spreads[:, 0].min():.2f}..{spreads[:, 0].max():.2f}, "
-              f"with 95% half-widths up to {means[:, 1].max():.2f} and {spreads[:, 1].max():.2f}: "
-              + ("the extremes are separated beyond their intervals." if controls else "the differences are within the run-to-run variability, with no trend in kappa."),
-              value=f"{means[:, 0].min():.2f}..{means[:, 0].max():.2f}")
+def kappa_evidence(study: KappaStudy) -> str:
+    """The evidence on "kappa controls the mean and the dispersion of the number of engaged
+    arms" (Sec. V) from :func:`kappa_study` (verdict: :attr:`KappaStudy.controls`)."""
+    means, spreads = study.active, study.dispersion
+    return ("Over kappa = " + ", ".join(f"{k:g}" for k in study.kappas) + f" ({study.replications} runs each) the mean number of active arms ranges over "
+            f"{means[:, 0].min():.2f}..{means[:, 0].max():.2f} and the dispersion over {spreads[:, 0].min():.2f}..{spreads[:, 0].max():.2f}, "
+            f"with 95% half-widths up to {means[:, 1].max():.2f} and {spreads[:, 1].max():.2f}: "
+            + ("the extremes are separated beyond their intervals." if study.controls else "the differences are within the run-to-run variability, with no trend in kappa."))
 
 
 @dataclass(frozen=True)
@@ -1183,18 +1162,19 @@ def numerical_fixes(model: crawling.CrawlingModel, settings: LSPESettings, seed,
                           int(z.shape[0]), float(notik.r_norm[-1] / base.r_norm[-1]))
 
 
-def record_numerical_fixes(cmp, fixes: NumericalFixes) -> None:
-    """Record "without projection the thresholds break the exponent of the logit" and
-    "without the Tikhonov inverse the scheme is numerically unstable" (Sec. V), from
-    :func:`numerical_fixes`: the first holds if thresholds leave the state range and the
-    printed logistic overflows, the second if ``max|r|`` grows more than a millionfold."""
-    base, noproj, notik = (fixes.runs[k] for k in ("both fixes", "no projection", "no Tikhonov"))
-    literal, outside, growth = fixes.literal_scale, fixes.outside, fixes.growth
-    cmp.claim("Sec. V text", "project=False;fixed seed", "without projection the thresholds reach values that break the exponent of the logit",
-              outside > 0 and fixes.overflow_steps > 0,
-              f"Without projection {outside:.0%} of the recorded thresholds lie outside the state range (from {noproj.threshold_history.min():.0f} to {noproj.threshold_history.max():.0f}) and e^z/(1+e^z) as printed overflows on {fixes.overflow_steps} of {fixes.recorded_steps} recorded steps.",
-              value=f"{outside:.2f}")
-    cmp.claim("Sec. V text", "regularise=False;fixed seed", "without the Tikhonov inverse the scheme is numerically unstable", growth > 1e6,
-              f"With the corrected Sherman-Morrison inverse and no regularisation max|r| reaches {notik.r_norm[-1]:.1e} against {base.r_norm[-1]:.1e} with it (x{growth:.0e}), and q reaches {np.abs(notik.q[-1]).max():.0e}. "
-              f"At the literal feature scale the regularised solve itself breaks down at step {literal.breakdown_at}: the bound ||B^T B||_F/delta + 1 on the condition number of B^T B + delta I is {literal.condition_bound:.0e}, beyond 1/eps = 4.5e15 (stated criterion, lspe.tikhonov_condition_bound; at the default scale it stays below {base.condition_bound:.0e}).",
-              value=f"{growth:.1e}")
+def projection_evidence(fixes: NumericalFixes) -> str:
+    """The evidence on "without projection the thresholds reach values that break the exponent
+    of the logit" (Sec. V), from :func:`numerical_fixes`: it holds if thresholds leave the
+    state range and the printed logistic overflows."""
+    noproj = fixes.runs["no projection"]
+    return (f"Without projection {fixes.outside:.0%} of the recorded thresholds lie outside the state range (from {noproj.threshold_history.min():.0f} to {noproj.threshold_history.max():.0f}) "
+            f"and e^z/(1+e^z) as printed overflows on {fixes.overflow_steps} of {fixes.recorded_steps} recorded steps.")
+
+
+def tikhonov_evidence(fixes: NumericalFixes) -> str:
+    """The evidence on "without the Tikhonov inverse the scheme is numerically unstable"
+    (Sec. V), from :func:`numerical_fixes`: it holds if ``max|r|`` grows more than a
+    millionfold (:attr:`NumericalFixes.growth`)."""
+    base, notik, literal = fixes.runs["both fixes"], fixes.runs["no Tikhonov"], fixes.literal_scale
+    return (f"With the corrected Sherman-Morrison inverse and no regularisation max|r| reaches {notik.r_norm[-1]:.1e} against {base.r_norm[-1]:.1e} with it (x{fixes.growth:.0e}), and q reaches {np.abs(notik.q[-1]).max():.0e}. "
+            f"At the literal feature scale the regularised solve itself breaks down at step {literal.breakdown_at}: the bound ||B^T B||_F/delta + 1 on the condition number of B^T B + delta I is {literal.condition_bound:.0e}, beyond 1/eps = 4.5e15 (stated criterion, lspe.tikhonov_condition_bound; at the default scale it stays below {base.condition_bound:.0e}).")
