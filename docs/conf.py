@@ -56,7 +56,8 @@ html_title = project
 # Code cells hold lines of up to 100 characters: a page wide enough, and code a little smaller
 # than the prose, show them whole at 1280 pixels instead of cutting them at the right edge.
 html_theme_options = {"page_width": "min(1500px, 98%)", "sidebar_width": "220px",
-                      "fixed_sidebar": True, "code_font_size": "0.78em"}
+                      "body_max_width": "none", "fixed_sidebar": True,
+                      "code_font_size": "0.78em"}
 html_static_path = []
 html_css_files = []
 
