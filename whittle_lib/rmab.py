@@ -215,7 +215,8 @@ class Dynamics(Protocol):
     ``step(states, active, rng)`` returns ``(next_states, reward)``, ``reward`` the total of
     the N arms this period, one per replication; ``observe(states)`` returns a copy of what a
     recorded run keeps. :class:`FiniteArms` implements it for finite arms;
-    :class:`whittle_lib.models.crawling.CrawlingDynamics` for the crawling model's continuous states.
+    :class:`whittle_lib.models.crawling.CrawlingDynamics` for the crawling model's continuous
+    states.
     """
 
     n_arms: int

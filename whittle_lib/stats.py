@@ -18,8 +18,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["spawn_seeds", "named_seeds", "run_tasks", "replicate", "sweep", "ConfidenceInterval", "mean_interval",
-           "share_interval", "one_run_verdict"]
+__all__ = ["spawn_seeds", "named_seeds", "run_tasks", "replicate", "sweep", "ConfidenceInterval",
+           "mean_interval", "share_interval", "one_run_verdict"]
 
 
 def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 
-# -- step sizes ----------------------------------------------------------------------------------
+# -- step sizes -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class StepSizes:
@@ -105,7 +105,7 @@ class StepSizes:
         return self.a0 / fp.power(1.0 + np.asarray(n, dtype=float) / self.n0, self.a_power)
 
 
-# -- the projection Gamma --------------------------------------------------------------------------
+# -- the projection Gamma -------------------------------------------------------------------------
 
 def project_perturbation(y_tilde, psi, bound):
     r"""Euclidean projection onto ``{y : |psi^T y| <= bound}`` (Section IV-B, the map Gamma).
@@ -141,7 +141,8 @@ def project_perturbation(y_tilde, psi, bound):
     psi = np.asarray(psi, dtype=float)
     bound = np.asarray(bound, dtype=float)
     if np.any(bound < 0) or np.any(np.isnan(bound)):
-        raise ValueError(f"bound must be >= 0, got {bound[(bound < 0) | np.isnan(bound)].ravel()[0]!r}")
+        bad = bound[(bound < 0) | np.isnan(bound)].ravel()[0]
+        raise ValueError(f"bound must be >= 0, got {bad!r}")
     s = np.sum(psi * y_tilde, axis=-1)
     excess = np.maximum(0.0, np.abs(s) - bound)
     norm2 = np.sum(psi * psi, axis=-1)
@@ -151,7 +152,7 @@ def project_perturbation(y_tilde, psi, bound):
     return y_tilde - coef[..., None] * psi, projected
 
 
-# -- LSPE(0), eqs. (9)-(10) ---------------------------------------------------------------------------
+# -- LSPE(0), eqs. (9)-(10) -----------------------------------------------------------------------
 
 def lspe_target(r, B, A, b):
     r"""The minimiser ``r~_n = r_n + B~_n^{-1}(A~_n r_n + b~_n)`` of (9).
@@ -165,7 +166,7 @@ def lspe_target(r, B, A, b):
     return r + fp.solve_spd(B, fp.matvec(A, r) + b)
 
 
-# -- the arms ---------------------------------------------------------------------------------------
+# -- the arms -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
 class FiniteArmIndexProblem:
@@ -213,7 +214,8 @@ class FiniteArmIndexProblem:
     def phi(self, x, x_threshold):
         n = self.n_states
         out = np.zeros(np.shape(x) + (n * n,))
-        np.put_along_axis(out, (np.asarray(x) * n + np.asarray(x_threshold))[..., None], 1.0, axis=-1)
+        flat = np.asarray(x) * n + np.asarray(x_threshold)
+        np.put_along_axis(out, flat[..., None], 1.0, axis=-1)
         return out
 
     def psi(self, x, base=None):
@@ -310,7 +312,8 @@ class CrawlerIndexProblem:
         if not (math.isfinite(self.kappa_scale) and self.kappa_scale > 0):
             raise ValueError(f"kappa_scale must be positive and finite, got {self.kappa_scale!r}")
         if self.base_law not in ("exponential", "deterministic"):
-            raise ValueError(f"base_law must be 'exponential' or 'deterministic', got {self.base_law!r}")
+            raise ValueError("base_law must be 'exponential' or 'deterministic', "
+                             f"got {self.base_law!r}")
         p_arr = np.array([np.inf if v is None else float(v) for v in ps])
         # cached model constants: the properties of CrawlingModel revalidate on every access
         object.__setattr__(self, "_p", p_arr if variants else p_arr[0])
@@ -386,7 +389,8 @@ class CrawlerIndexProblem:
         shared by the variants of ``p``."""
         shape = self.check_batch_shape(shape)
         own = shape if self._variants is None else shape[1:]
-        thresholds = rng.uniform(0.0, 1.0, size=(n_steps,) + own) * (self.kappa_scale * self._u_star)
+        thresholds = (rng.uniform(0.0, 1.0, size=(n_steps,) + own)
+                      * (self.kappa_scale * self._u_star))
         reps = int(np.prod(own[:-1], dtype=int))
         new = crawling.sample_new_utility(self.model, n_steps * reps, rng=rng,
                                           base_law=self.base_law).reshape((n_steps,) + own)
@@ -406,7 +410,7 @@ class CrawlerIndexProblem:
         return (self.k * self._u_star) ** 2
 
 
-# -- the coupled iteration ---------------------------------------------------------------------
+# -- the coupled iteration ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class IndexLearningResult:
@@ -536,7 +540,8 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
 
     x = problem.initial_state(shape)
     r = np.zeros(shape + (m,))
-    y = np.zeros(shape + (K,)) if y0 is None else np.broadcast_to(np.asarray(y0, float), shape + (K,)).copy()
+    y = (np.zeros(shape + (K,)) if y0 is None
+         else np.broadcast_to(np.asarray(y0, float), shape + (K,)).copy())
     B = np.zeros(shape + (m, m))
     A = np.zeros(shape + (m, m))
     sum_phi = np.zeros(shape + (m,))
@@ -603,18 +608,20 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
             x = x_next
 
     return IndexLearningResult(
-        y=y, r=r, beta=sum_g / n_steps, B=B, A=A, b=sum_phi_g - (sum_g / n_steps)[..., None] * sum_phi,
+        y=y, r=r, beta=sum_g / n_steps, B=B, A=A,
+        b=sum_phi_g - (sum_g / n_steps)[..., None] * sum_phi,
         regularisation=float(regularisation), y_path=np.asarray(path),
         path_steps=np.asarray(path_steps, dtype=np.int64), projections=projections,
         projections_burn_in=projections_burn, n_steps=n_steps, burn_in=burn_in,
         trajectory=None if traj is None else {k: np.asarray(v) for k, v in traj.items()})
 
 
-# -- the learned index as a policy ---------------------------------------------------------------
+# -- the learned index as a policy ----------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
 class LearnedIndexRule:
-    """Priority rule ``gamma*(x) + Psi(x)^T y`` for :func:`whittle_lib.models.crawling_policies.simulate`.
+    """Priority rule ``gamma*(x) + Psi(x)^T y`` for
+    :func:`whittle_lib.models.crawling_policies.simulate`.
 
     Parameters
     ----------

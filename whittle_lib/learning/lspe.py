@@ -4,7 +4,8 @@ Section III of the paper writes the Whittle policy of the crawling problem as a 
 per source: source ``i`` is crawled when ``x_i >= T_i(x_-i)``. The threshold is approximated by
 ``T_i(x_-i) = sum_j q^i_j psi_j(x_-i)`` with the basis of Section V,
 ``psi(x_-i) = [1, s_i, s_i**2]``, ``s_i = sum_{k != i} x_k`` (:func:`threshold_basis`), and the
-indicator by the logistic ``f_i = sigma(kappa_i (x_i - T_i - 0.5))`` (:func:`activation_probability`).
+indicator by the logistic ``f_i = sigma(kappa_i (x_i - T_i - 0.5))``
+(:func:`activation_probability`).
 The parameters ``q`` follow the stochastic gradient ascent (9), the likelihood-ratio estimate
 (7) of the gradient of the average reward, with the score (8) (:func:`score`) and a value
 function ``V(x) = r . phi(x)`` on quadratic features (:func:`value_features`) learnt by LSPE(0)
@@ -114,7 +115,8 @@ def activation_probability(x, t, kappa):
     Evaluated as ``scipy.special.expit(z)``, which equals the printed form wherever that form is
     finite and does not overflow for ``z > 709``.
     """
-    return expit(np.asarray(kappa, dtype=float) * (np.asarray(x, float) - np.asarray(t, float) - 0.5))
+    gap = np.asarray(x, float) - np.asarray(t, float) - 0.5
+    return expit(np.asarray(kappa, dtype=float) * gap)
 
 
 def score(x, t, kappa, active, *, basis=None):

@@ -14,7 +14,8 @@ from .content import CachingContent
 #: the checks compare sums of a few products of probabilities and costs, exact to ~1e-15.
 _ASSUMPTION_TOL = 1e-12
 
-__all__ = ["AssumptionReport", "check_assumptions", "is_concave_on", "popularity_perturbation", "theorem51_bound", "MissingCostRepair", "repair_missing_costs"]
+__all__ = ["AssumptionReport", "check_assumptions", "is_concave_on", "popularity_perturbation",
+           "theorem51_bound", "MissingCostRepair", "repair_missing_costs"]
 
 # --------------------------------------------------------------------------------------------
 # Assumptions 1-3 and the perturbation of Theorem 5.1

@@ -1,4 +1,5 @@
-"""One content of the caching model: its popularity chain, costs and arm (Sec. 2.1); random contents."""
+"""One content of the caching model: its popularity chain, costs and arm (Sec. 2.1); random
+contents."""
 
 from __future__ import annotations
 

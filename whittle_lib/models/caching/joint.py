@@ -1,4 +1,5 @@
-"""The joint problem of N contents and a cache of M (Sec. 2.2): exact costs, policies and the optimum."""
+"""The joint problem of N contents and a cache of M (Sec. 2.2): exact costs, policies and the
+optimum."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from ... import mdp
 from .assumptions import theorem51_bound
 from .content import CachingContent
 
-__all__ = ["CachingProblem", "JointSolution", "solve_joint", "joint_transition_matrix", "joint_costs", "evaluate_joint_policy"]
+__all__ = ["CachingProblem", "JointSolution", "solve_joint", "joint_transition_matrix",
+           "joint_costs", "evaluate_joint_policy"]
 
 # --------------------------------------------------------------------------------------------
 # The joint problem of N contents and a cache of M (Sec. 2.2)

@@ -106,7 +106,8 @@ def index_policy(problem: CachingProblem, priorities) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class CachingDynamics:
-    """The joint caching model as dynamics of the core's simulator (:func:`whittle_lib.rmab.simulate`).
+    """The joint caching model as dynamics of the core's simulator
+    (:func:`whittle_lib.rmab.simulate`).
 
     The state of replication ``i`` is ``(levels[i], cached[i])``: the level index of every
     content in the last slot and its cache bit. A step caches the active contents, draws every
