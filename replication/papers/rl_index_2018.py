@@ -1212,7 +1212,8 @@ class SweepSummary:
     def projection_frame(self) -> pd.DataFrame:
         """Projections per 1e5 iterations per learner, median over sources and replications."""
         med = np.median(self.projections, axis=(0, 4))                # (S, A, P)
-        return pd.DataFrame([med[s, a] for s, _, a, _ in self.readings()], index=self._rows(),
+        P = len(self.p_values)
+        return pd.DataFrame([med[s, a, :P] for s, _, a, _ in self.readings()], index=self._rows(),
                             columns=[f"p={v}" for v in self.p_values]).round(0)
 
     def table(self) -> str:
