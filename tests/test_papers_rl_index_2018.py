@@ -27,19 +27,19 @@ FIG_ONE = ("Fig. 1", "projection", "the projection acts of the order of 10^2 tim
 
 
 def _record_table_one(cmp, setting):
-    cmp.claim(*TABLE_ONE, list(setting.matches) == [B.TABLE_ONE_AS_PRINTED], B.table_one_note(setting))
+    cmp.claim(*TABLE_ONE, list(setting.matches) == [B.TABLE_ONE_AS_PRINTED], B.table_one_evidence(setting))
 
 
 def _record_printed_index(cmp, printed):
-    cmp.claim(*PRINTED_INDEX, printed.printed_is_exact, B.printed_index_note(printed))
+    cmp.claim(*PRINTED_INDEX, printed.printed_is_exact, B.printed_index_evidence(printed))
 
 
 def _record_convergence(cmp, conv):
-    cmp.claim(*WEIGHTS, conv.converged, B.convergence_note(conv))
+    cmp.claim(*WEIGHTS, conv.converged, B.convergence_evidence(conv))
 
 
 def _record_projection_order(cmp, fig1):
-    cmp.claim_by_reading(*FIG_ONE, fig1.verdicts, B.projection_order_note(fig1))
+    cmp.claim_by_reading(*FIG_ONE, fig1.verdicts, B.projection_order_evidence(fig1))
 
 
 def _record_stochastic_index(cmp, indices):
@@ -65,7 +65,7 @@ def _record_table_two(cmp, table, diagnoses):
 
 
 def _record_claims(cmp, claims):
-    notes = B.table_two_claim_notes(claims)
+    notes = B.table_two_claim_evidence(claims)
     cmp.claim_by_reading("Sec. IV-B text", "M=1", "the deterministic index is best and the stochastic index "
                          "with projection very close", claims.best.verdicts, notes["best"])
     cmp.claim_by_reading("Sec. IV-B text", "M=2", "the stochastic index with projection is better than the "
@@ -242,7 +242,6 @@ def test_round_robin_settles_the_setting_of_table_one():
     _record_table_one(cmp, check)
     row = cmp.row(*TABLE_ONE)
     assert row.status == "claim-fails" and "only for: ['Lambda=250, mean theta']" in row.note
-    assert check.table().startswith("paper: 208.13 (M=1), 281.53 (M=2)")
     frame = check.to_frame()        # the paper's one run first, then each reading, to 2 decimals
     assert frame.index[0] == "paper (one run)" and frame.loc["Lambda=250, mean theta", "M=1"] == 208.33
 
@@ -254,8 +253,9 @@ def test_printed_index_check_reproduces_the_notebook():
     np.testing.assert_allclose(check.orbit[1], [260.390, 257.965, 260.390], atol=5e-4)
     np.testing.assert_allclose(check.orbit[2], [337.775, 327.447, 327.447], atol=5e-4)
     assert not check.printed_is_exact
-    # the table prints the whole range x_1..x_14 the note quotes ("up to" the largest gap)
-    assert "largest per source: " + ", ".join(f"{v:.3f}" for v in check.gap.max(axis=1)) in check.table()
+    # the table shows the whole range x_1..x_14 the note quotes ("up to" the largest gap)
+    np.testing.assert_array_equal(check.to_frame()["largest on x_1..x_14"], check.gap.max(axis=1).round(3))
+    assert check.orbit_frame().loc["printed 2018 form", "M=1"] == 257.965
     assert check.gap.min() > 0                        # above the exact index on every visited state
     cmp = Comparison(NB)
     _record_printed_index(cmp, check)
@@ -328,18 +328,11 @@ def test_summarise_sweep_stacks_paired_differences():
     assert sweep.p_values == (0.1, 0.2)
     assert [r[1:] for r in sweep.readings()] == [("threshold", 0, 0.05), ("threshold", 1, 0.5),
                                                   ("state", 0, 0.05), ("state", 1, 0.5)]
-    text = sweep.table()
-    assert "threshold, 0.05" in text
-    assert "M=1: reward of the learned-index policy minus reward of gamma* (paired, mean of 2)" in text
-    # the summary line of the column "none" is the range of the printed means, per a0
-    free = diff[..., 2, :].mean(axis=0)[:, 0]
-    assert f"  a0=0.05: {free.min():+.2f} to {free.max():+.2f}" in text
-    assert "  range per p: p=0.1 0-0, p=0.2 0-0" in text
-    # the frames hold the numbers the text prints: rows (subsidy, a0), columns p and none
+    # the frames: rows (subsidy, a0), columns p and none, means of the paired differences
     frame = sweep.diff_frame(1)
     assert list(frame.columns) == ["p=0.1", "p=0.2", "none"] and frame.index[1] == "threshold, 0.5"
     np.testing.assert_allclose(frame.to_numpy()[2], diff[:, 1, 0, :, 0].mean(axis=0).round(2))
-    assert sweep.projection_frame().shape == (4, 2)
+    assert sweep.projection_frame().shape == (4, 2) and (sweep.projection_frame() == 0).all().all()
     with pytest.raises(ValueError, match="end with None"):
         B.summarise_sweep(B.SweepConfig(MODEL, ps=(None, 0.1)), [])
 
@@ -354,14 +347,8 @@ def test_projection_order_counts_per_learner():
     assert r.verdicts[MAIN.label()] is True               # source 2: median 200 per 1e5
     assert r.verdicts["threshold, a0=0.5, p=0.1"] is True  # 1000 per 1e5: the upper end
     assert sum(r.verdicts.values()) == 2 and len(r.verdicts) == 1 + 2 * 2 * 2
-    # every verdict is printed: the main run on its own line, the sweep as a grid by p
-    lines = r.table("claim").splitlines()
-    assert lines[0] == "claim: holds under 2 of 9 readings"
-    assert lines[1] == f"  {MAIN.label()}: holds"
-    assert lines[2].split() == ["reading", "p=0.1", "p=0.2"]
-    assert lines[4].split() == ["threshold,", "a0=0.5", "holds", "fails"]
-    assert len(lines) == 7
-    frame = r.to_frame()            # the same verdicts as a table: the main run, then the grid
+    assert r.summary == "holds under 2 of 9 readings"
+    frame = r.to_frame()            # every verdict: the main run on its own row, the sweep by p
     assert frame.loc[MAIN.label(), "verdict"] == "holds"
     assert frame.loc["threshold, a0=0.5", "p=0.1"] == "holds" and frame.shape == (5, 3)
     cmp = Comparison(NB)
@@ -416,11 +403,11 @@ def test_claims_after_table_two_under_their_readings():
     assert all(claims.projection.verdicts.values())                     # +9.5, +13, and 5 > 1 in the sweep
     np.testing.assert_allclose(claims.gaps["exact index"]["Greedy"], (-5.0, 0.0), atol=1e-9)
     assert claims.projection.summary == "holds under 9 of 9 readings"
-    text = claims.table()      # every verdict the record functions keep is printed
-    assert "M=2, projected better than deterministic (paired, 95%): holds under 2 of 3 readings" in text
-    assert "  against the exact index (+3.00 ± 0.00): holds" in text
-    assert "projection matters (with minus without above 1 for both M): holds under 9 of 9" in text
-    assert "M=1 +9.50 ± 0.00, M=2 +13.00 ± 0.00" in text
+    # every verdict the cell records is shown in the claim's table
+    assert claims.better.summary == "holds under 2 of 3 readings"
+    assert claims.better.to_frame().loc["against the exact index (+3.00 ± 0.00)", "verdict"] == "holds"
+    assert claims.projection.to_frame().shape == (5, 3)       # the main run, then 4 rows by 2 p
+    np.testing.assert_allclose([claims.projection.evidence["main"][M][0] for M in (1, 2)], [9.5, 13.0])
     assert claims.gaps_frame().loc["Greedy", "minus the exact index"] == "-5.00 ± 0.00"
 
 
@@ -435,7 +422,8 @@ def test_greedy_comparison_and_subsidy_rows():
     assert greedy.within[j].tolist() == [True, False]
     assert greedy.permutation.sum() == 46
     # the paper's values sit in their own row, not over the sd column
-    assert greedy.table().splitlines()[1].split() == ["paper", "(one", "run)", "232.47", "322.72"]
+    assert greedy.to_frame().loc["paper (one run)", ["M=1", "M=2"]].tolist() == [232.47, 322.72]
+    assert len(greedy.to_frame()) == 1 + (~greedy.permutation).sum() + 3
     state = B.subsidy_at_state(table, paper)
     assert [r[:2] for r in state.rows] == [(1, "Stochastic without Projection"), (1, "Stochastic with Projection"),
                                            (2, "Stochastic without Projection"), (2, "Stochastic with Projection")]

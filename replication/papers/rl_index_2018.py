@@ -87,15 +87,15 @@ __all__ = [
     "SettingCheck",
     "table_one_settings",
     "TABLE_ONE_AS_PRINTED",
-    "table_one_note",
+    "table_one_evidence",
     "PrintedIndexCheck",
     "printed_index_check",
-    "printed_index_note",
+    "printed_index_evidence",
     "ProjectionCounts",
     "projection_counts",
     "WeightConvergence",
     "weight_convergence",
-    "convergence_note",
+    "convergence_evidence",
     "CorrectionCurves",
     "learned_correction_curves",
     "index_grid",
@@ -107,7 +107,7 @@ __all__ = [
     "summarise_sweep",
     "ClaimReadings",
     "projection_order",
-    "projection_order_note",
+    "projection_order_evidence",
     "TableTwo",
     "simulate_table_two",
     "BELOW_U",
@@ -131,7 +131,7 @@ __all__ = [
     "table_two_diagnoses",
     "TableTwoClaims",
     "table_two_claims",
-    "table_two_claim_notes",
+    "table_two_claim_evidence",
     "StateSubsidyRows",
     "subsidy_at_state",
     "STATE_SUBSIDY_NOTE",
@@ -787,13 +787,6 @@ class SettingCheck:
                              index=pd.Index(["paper (one run)"], name="setting"))
         return pd.concat([paper, frame])
 
-    def table(self) -> str:
-        lines = [f"paper: {self.paper[0]} (M=1), {self.paper[1]} (M=2)",
-                 f"{'setting':40s} {'M=1':>9s} {'M=2 stride 1':>13s} {'M=2 stride 2':>13s}"]
-        lines += [f"{n:40s} {r1:9.2f} {r21:13.2f} {r22:13.2f}"
-                  for n, (r1, r21, r22) in zip(self.names, self.rewards)]
-        return "\n".join(lines)
-
 
 def table_one_settings(model: CrawlingModel, paper: TableTwoPaper) -> SettingCheck:
     r"""Round robin under each reading of Table I: :math:`\Lambda_i = 250` or 25, and
@@ -832,7 +825,7 @@ def _nearest_other_setting(check: SettingCheck) -> float:
 TABLE_ONE_AS_PRINTED = "Lambda=25, mean 1/theta (rate theta)"
 
 
-def table_one_note(check: SettingCheck) -> str:
+def table_one_evidence(check: SettingCheck) -> str:
     """The evidence for the claim of Table I as printed (``Lambda_i = 25``, ``theta_i`` a rate)."""
     matches = list(check.matches)
     return (f"The expected round-robin reward (exact, deterministic model) is within 1 of the paper's {check.paper[0]} (M=1) and {check.paper[1]} (M=2, sliding window) "
@@ -888,17 +881,6 @@ class PrintedIndexCheck:
         return pd.DataFrame(self.orbit, index=["exact index", "printed 2018 form", "greedy"]
                             ).rename(columns=lambda M: f"M={M}").round(3)
 
-    def table(self) -> str:
-        lines = ["largest |exact - by definition| on x_1..x_6: " + f"{self.by_definition_gap:.1e}",
-                 f"printed - exact on x_1..x_5, source 1: {np.round(self.gap[0, :5], 3)}",
-                 "printed - exact on x_1..x_14, smallest per source: "
-                 + ", ".join(f"{v:.3f}" for v in self.gap.min(axis=1)),
-                 "printed - exact on x_1..x_14, largest per source: "
-                 + ", ".join(f"{v:.3f}" for v in self.gap.max(axis=1))]
-        lines += [f"deterministic model, M={M}: exact index {w:.3f}, printed 2018 form {pr:.3f}, greedy {gr:.3f}"
-                  for M, (w, pr, gr) in self.orbit.items()]
-        return "\n".join(lines)
-
 
 def printed_index_check(model: CrawlingModel) -> PrintedIndexCheck:
     r"""Compare the printed :math:`\lambda^i(x)` of Sec. IV-A with the exact index (Theorem 1 of
@@ -917,7 +899,7 @@ def printed_index_check(model: CrawlingModel) -> PrintedIndexCheck:
     return PrintedIndexCheck(printed, exact, float(np.abs(exact[:, :6] - by_def).max()), orbit)
 
 
-def printed_index_note(check: PrintedIndexCheck) -> str:
+def printed_index_evidence(check: PrintedIndexCheck) -> str:
     """The evidence for the claim that the printed form of Sec. IV-A is the deterministic
     Whittle index."""
     det_orbit = check.orbit
@@ -959,21 +941,11 @@ class ProjectionCounts:
         """Per source: projections per 1e5 iterations after the burn-in (median and range over
         replications), and the largest relative perturbation learned without projection."""
         c = self.per_learner
-        return pd.DataFrame({"median per 1e5": np.median(c, axis=0).round(0),
-                             "smallest": c.min(axis=0), "largest": c.max(axis=0),
+        return pd.DataFrame({"median per 1e5": np.median(c, axis=0).round(0).astype(int),
+                             "smallest": c.min(axis=0).round(0).astype(int),
+                             "largest": c.max(axis=0).round(0).astype(int),
                              "largest |Psi^T y| / gamma*, free": self.largest_free.round(3)},
                             index=pd.RangeIndex(1, c.shape[1] + 1, name="source"))
-
-    def table(self) -> str:
-        R = self.per_learner.shape[0]
-        lines = ["projection acted per 1e5 iterations after burn-in, per learner (one source, one replication;",
-                 f"Fig. 1 shows one learner), p = {self.p}:"]
-        lines += [f"  source {i + 1}: median {np.median(c):7.0f}, range {c.min():.0f} - {c.max():.0f} over {R} replications"
-                  for i, c in enumerate(self.per_learner.T)]
-        lines += [f"  and {self.burn_in_per_replication:.0f} times per replication during burn-in (four sources together)",
-                  "largest relative perturbation learned without projection on [u, u*], per source:",
-                  "  " + ", ".join(f"{v:.3f}" for v in self.largest_free)]
-        return "\n".join(lines)
 
 
 def projection_counts(learned, problem: CrawlerIndexProblem, p: float) -> ProjectionCounts:
@@ -1030,7 +1002,7 @@ def weight_convergence(learned) -> WeightConvergence:
                              int(learned.burn_in))
 
 
-def convergence_note(conv: WeightConvergence) -> str:
+def convergence_evidence(conv: WeightConvergence) -> str:
     """The evidence for the claim of Figs. 1-2 that the weights converge."""
     return (f"Criterion fixed in advance: sd across {conv.n_replications} independent replications below 0.02 (2% of gamma*, k = 1) and the mean over the last quarter of the shown iterations "
             f"within 0.02 of the previous quarter. Measured: sd {conv.spread.max():.4f}, change {conv.settle.max():.4f} ({conv.n_steps} iterations, {conv.burn_in} burn-in). "
@@ -1122,19 +1094,6 @@ class IndexComparison:
             frame[f"max |gamma / gamma* - 1|, {lab}"] = np.abs(r).max(axis=0).round(2)
         return frame
 
-    def table(self) -> str:
-        rel_s = self.relative_stochastic
-        lines = ["stochastic index / gamma* - 1 on [u, u*], per source:"]
-        lines += [f"  source {i + 1}: median {np.median(rel_s[:, i]):+.3f}, range {rel_s[:, i].min():+.3f} .. "
-                  f"{rel_s[:, i].max():+.3f}, Monte Carlo noise of a point ~{self.jitter[i]:.3f}"
-                  for i in range(rel_s.shape[1])]
-        lines += [f"learned, {lab}: max |gamma / gamma_s - 1| by source " + ", ".join(f"{v:.3f}" for v in g.max(axis=0))
-                  for lab, g in self.gap_learned.items()]
-        lines += ["learned corrections |gamma / gamma* - 1|, max by source:"]
-        lines += [f"  {lab}: " + ", ".join(f"{v:.2f}" for v in np.abs(r).max(axis=0))
-                  for lab, r in self.relative_learned.items()]
-        return "\n".join(lines)
-
 
 def compare_indices(problem: CrawlerIndexProblem, x: np.ndarray, stochastic, weights: dict) -> IndexComparison:
     """Compare :func:`stochastic_whittle_index` (one :class:`StochasticIndex` per source, on the
@@ -1214,29 +1173,7 @@ class SweepSummary:
         med = np.median(self.projections, axis=(0, 4))                # (S, A, P)
         P = len(self.p_values)
         return pd.DataFrame([med[s, a, :P] for s, _, a, _ in self.readings()], index=self._rows(),
-                            columns=[f"p={v}" for v in self.p_values]).round(0)
-
-    def table(self) -> str:
-        R, P = self.diff.shape[0], len(self.p_values)
-        p_labels = [f"p={v}" for v in self.p_values] + ["none"]
-        lines = []
-        for c, M in enumerate(self.config.Ms):
-            lines += [f"M={M}: reward of the learned-index policy minus reward of gamma* (paired, mean of {R})",
-                      f"  {'subsidy, a0':22s}" + "".join(f"{lab:>9s}" for lab in p_labels)]
-            lines += [f"  {sub + ', ' + str(a0):22s}" + "".join(f"{v:+9.2f}" for v in self.diff[:, s, a, :, c].mean(axis=0))
-                      for s, sub, a, a0 in self.readings()]
-        free = self.diff[..., P, :].mean(axis=0)                    # (S, A, M): column "none"
-        lines.append("column none, range over both subsidy readings and both M, per a0:")
-        lines += [f"  a0={a0}: {free[:, a].min():+.2f} to {free[:, a].max():+.2f}"
-                  for a, a0 in enumerate(self.config.a0s)]
-        lines += ["projections per 1e5 iterations, per learner (median over sources and replications)",
-                  f"  {'subsidy, a0':22s}" + "".join(f"{lab:>9s}" for lab in p_labels[:-1])]
-        med = np.median(self.projections, axis=(0, 4))                # (S, A, P)
-        lines += [f"  {sub + ', ' + str(a0):22s}" + "".join(f"{med[s, a, v]:9.0f}" for v in range(P))
-                  for s, sub, a, a0 in self.readings()]
-        lines.append("  range per p: " + ", ".join(f"p={pv} {med[..., v].min():.0f}-{med[..., v].max():.0f}"
-                                                    for v, pv in enumerate(self.p_values)))
-        return "\n".join(lines)
+                            columns=[f"p={v}" for v in self.p_values]).round(0).astype(int)
 
 
 def summarise_sweep(config: SweepConfig, replications) -> SweepSummary:
@@ -1284,25 +1221,6 @@ class ClaimReadings:
         frame.index.name = "reading"
         return frame
 
-    def table(self, claim: str) -> str:
-        """The claim, its count, and the verdict under every reading: readings named
-        ``"<row>, p=<p>"`` as a grid of rows by ``p``, the others one a line."""
-        word = {True: "holds", False: "fails"}
-        lines = [f"{claim}: {self.summary}"]
-        grid: dict = {}
-        for key, held in self.verdicts.items():
-            row, sep, pv = key.rpartition(", p=")
-            if sep and "(" not in key:
-                grid.setdefault(row, {})[pv] = word[bool(held)]
-            else:
-                lines.append(f"  {key}: {word[bool(held)]}")
-        if grid:
-            cols = list(dict.fromkeys(pv for r in grid.values() for pv in r))
-            lines.append(f"  {'reading':22s}" + "".join(f"{'p=' + pv:>8s}" for pv in cols))
-            lines += [f"  {row:22s}" + "".join(f"{r.get(pv, '-'):>8s}" for pv in cols)
-                      for row, r in grid.items()]
-        return "\n".join(lines)
-
 
 def projection_order(counts: ProjectionCounts, sweep: SweepSummary, main: MainRun) -> ClaimReadings:
     """Fig. 1: "the projection operator was used only of the order 1e2 times out of 1e5".
@@ -1322,7 +1240,7 @@ def projection_order(counts: ProjectionCounts, sweep: SweepSummary, main: MainRu
                                     "largest_free": float(counts.largest_free.max())})
 
 
-def projection_order_note(readings: ClaimReadings) -> str:
+def projection_order_evidence(readings: ClaimReadings) -> str:
     """The evidence for the claim of Fig. 1 on how often the projection acts."""
     e = readings.evidence
     return (
@@ -1380,25 +1298,6 @@ class TableTwo:
         names = ("Deterministic", "Stochastic without Projection", "Stochastic with Projection")
         return pd.DataFrame({f"M={M}": [self.ci(n, M)[2] for n in names] for M in (1, 2)},
                             index=pd.Index(names, name="sd of one run")).round(2)
-
-    def table(self, paper: TableTwoPaper) -> str:
-        lines = [f"{'policy':34s} {'M=1 ours':>17s} {'paper':>7s}   {'M=2 ours':>17s} {'paper':>7s}"]
-        for name in TABLE_TWO_POLICIES + (_PRINTED,):
-            cells = []
-            for M in (1, 2):
-                m_, h, _ = self.ci(name, M)
-                cells.append(f"{format_estimate(m_, h):>17s} {paper.text.get((name, M), ''):>7s}")
-            lines.append(f"{name:34s} " + "   ".join(cells))
-        return "\n".join(lines)
-
-    def spread_table(self, greedy_sd) -> str:
-        """The measured sd of one run of the index policies, beside the greedy schedule's exact
-        sd ``greedy_sd`` (``M = 1, 2``) that their tolerance uses."""
-        lines = ["measured sd of one run of the index policies (the tolerance uses the greedy schedule's",
-                 f"exact sd, {greedy_sd[0]:.2f} for M=1 and {greedy_sd[1]:.2f} for M=2):"]
-        lines += [f"  {name:32s} " + ", ".join(f"M={M}: {self.ci(name, M)[2]:.2f}" for M in (1, 2))
-                  for name in ("Deterministic", "Stochastic without Projection", "Stochastic with Projection")]
-        return "\n".join(lines)
 
 
 def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, n_periods: int,
@@ -1827,22 +1726,6 @@ class GreedyComparison:
         frame.index.name = "greedy reading"
         return frame
 
-    def table(self) -> str:
-        g, names, perm = self.readings, self.readings.names, self.permutation
-        lines = [f"{'greedy reading':40s} {'M=1':>8s} {'M=2':>8s}  sd of one run",
-                 f"{'paper (one run)':40s} {self.paper[0]:8.2f} {self.paper[1]:8.2f}"]
-        for j in np.flatnonzero(~perm):
-            sd_ = "stochastic run" if not g.fixed_schedule[j] else f"{g.run_sd[j, 0]:.2f}, {g.run_sd[j, 1]:.2f}"
-            lines.append(f"{names[j]:40s} {self.values[j, 0]:8.2f} {self.values[j, 1]:8.2f}  {sd_}")
-        far = np.abs(self.values - self.paper).max(axis=1)
-        close = np.flatnonzero(perm)[np.argsort(far[perm])[:3]]
-        lines.append(f"{perm.sum()} permutations of mu or xi-bar across sources; the three nearest the paper:")
-        lines += [f"  {names[j]:38s} {self.values[j, 0]:8.2f} {self.values[j, 1]:8.2f}" for j in close]
-        lines.append(f"readings within the tolerance ({self.tolerance[0]}, {self.tolerance[1]}): M=1 {int(self.within[:, 0].sum())}, "
-                     f"M=2 {int(self.within[:, 1].sum())} of {len(names)}; nearest: "
-                     f"{np.abs(self.values - self.paper).min(axis=0).round(2).tolist()} away")
-        return "\n".join(lines)
-
 
 def greedy_comparison(greedy: GreedyRewards, table: TableTwo, paper: TableTwoPaper) -> GreedyComparison:
     """Compare every greedy reading with the paper's Greedy row; the two readings that look at
@@ -2035,23 +1918,6 @@ class TableTwoClaims:
                                                     for n, (m_, h) in gaps.items()}
                              for label, gaps in self.gaps.items()}).rename_axis("M=1")
 
-    def table(self) -> str:
-        lines = []
-        for label, gaps in self.gaps.items():
-            lines.append(f"M=1, minus the {label} (paired, 95%):")
-            lines += [f"  {n:32s} {m_:+7.2f} ± {h:.2f}" for n, (m_, h) in gaps.items()]
-        lines.append(self.best.table("M=1, deterministic best, projected very close"))
-        e = self.better.evidence
-        lines.append(self.better.table("M=2, projected better than deterministic (paired, 95%)"))
-        lines.append(f"  (sweep, M=2: reward of the projected learned index minus gamma*'s, "
-                     f"{e['sweep_min']:+.2f} to {e['sweep_max']:+.2f})")
-        main = self.projection.evidence["main"]
-        proj = self.projection.table("projection matters (with minus without above 1 for both M)")
-        head, rest = proj.split("\n", 1)
-        lines += [head, "  main run, with minus without projection (paired, 95%): "
-                  + ", ".join(f"M={M} {m_:+.2f} ± {h:.2f}" for M, (m_, h) in main.items()), rest]
-        return "\n".join(lines)
-
 
 def table_two_claims(table: TableTwo, sweep: SweepSummary, paper: TableTwoPaper,
                      main: MainRun) -> TableTwoClaims:
@@ -2102,7 +1968,7 @@ def table_two_claims(table: TableTwo, sweep: SweepSummary, paper: TableTwoPaper,
         gaps=gaps)
 
 
-def table_two_claim_notes(claims: TableTwoClaims) -> dict:
+def table_two_claim_evidence(claims: TableTwoClaims) -> dict:
     """The evidence for the three claims of the text after Table II (:func:`table_two_claims`):
     ``{"best": ..., "better": ..., "projection": ...}``."""
     notes = {}
@@ -2163,13 +2029,6 @@ class StateSubsidyRows:
                               "paper: minus its deterministic": f"{paper_diff:+.2f}"}
                              for M, name, (mean, half), (dm, dh), paper_diff in self.rows]
                             ).set_index(["M", "policy, subsidy at the state"])
-
-    def table(self) -> str:
-        lines = []
-        for M, name, (mean, half), (dm, dh), paper_diff in self.rows:
-            lines += [f"M={M} {name}, subsidy at the state: {format_estimate(mean, half)};",
-                      f"    minus deterministic {format_estimate(dm, dh)} (paper {paper_diff:+.2f})"]
-        return "\n".join(lines)
 
 
 def subsidy_at_state(table: TableTwo, paper: TableTwoPaper) -> StateSubsidyRows:
