@@ -11,9 +11,74 @@ import pytest
 from whittle_lib.models import crawling as C
 from whittle_lib.models import crawling_policies as P
 from replication.papers import rl_index_2018 as B
+from replication.records import format_estimate
+from whittle_lib.learning import StepSizes
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = C.table_one(250)
+
+# The keys the notebook records in its cells, with the module's notes (as 03 writes them).
+TABLE_ONE = ("Table I", "Lambda_i",
+             "Table II was computed with Lambda_i = 25 and theta_i the rate of an exponential law")
+PRINTED_INDEX = ("Sec. IV-A", "index",
+                 "the printed lambda^i(x) is the Whittle index of the deterministic model")
+WEIGHTS = ("Figs. 1-2", "weights", "the index weights converge with and without projection")
+FIG_ONE = ("Fig. 1", "projection", "the projection acts of the order of 10^2 times in 10^5 iterations")
+
+
+def _record_table_one(cmp, setting):
+    cmp.claim(*TABLE_ONE, list(setting.matches) == [B.TABLE_ONE_AS_PRINTED], B.table_one_evidence(setting))
+
+
+def _record_printed_index(cmp, printed):
+    cmp.claim(*PRINTED_INDEX, printed.printed_is_exact, B.printed_index_evidence(printed))
+
+
+def _record_convergence(cmp, conv):
+    cmp.claim(*WEIGHTS, conv.converged, B.convergence_evidence(conv))
+
+
+def _record_projection_order(cmp, fig1):
+    cmp.claim_by_reading(*FIG_ONE, fig1.verdicts, B.projection_order_evidence(fig1))
+
+
+def _record_stochastic_index(cmp, indices):
+    cmp.new("Sec. IV-B", "index;x in [u, u*]", "median of gamma_stochastic / gamma* - 1, largest over sources",
+            f"{np.median(indices.relative_stochastic, axis=0).max():+.3f}", B.stochastic_index_note(indices))
+    for lab, gap in indices.gap_learned.items():
+        cmp.new("Sec. IV-B", f"index {lab};x in [u, u*]", "largest |gamma_learned / gamma_stochastic - 1|",
+                f"{gap.max():.3f}", B.LEARNED_INDEX_NOTE)
+
+
+def _record_table_two(cmp, table, diagnoses):
+    for (name, M), (diagnosis, verdicts) in diagnoses.items():
+        mean, half, _ = table.ci(name, M)
+        note = B.table_two_note(table, name, M, diagnosis, verdicts)
+        key = ("Table II", f"policy={name};M={M}", "average reward")
+        if B.one_verdict(verdicts):
+            cmp.number(*key, mean, diagnosis=note, half_width=half)
+        else:
+            cmp.claim_by_reading(*key, verdicts, note, value=format_estimate(mean, half))
+    for M in (1, 2):
+        cmp.new("Table II", f"policy={B.PRINTED};M={M}", "average reward",
+                format_estimate(*table.ci(B.PRINTED, M)[:2]), B.PRINTED_FORM_NOTE, decimals=2)
+
+
+def _record_claims(cmp, claims):
+    notes = B.table_two_claim_evidence(claims)
+    cmp.claim_by_reading("Sec. IV-B text", "M=1", "the deterministic index is best and the stochastic index "
+                         "with projection very close", claims.best.verdicts, notes["best"])
+    cmp.claim_by_reading("Sec. IV-B text", "M=2", "the stochastic index with projection is better than the "
+                         "deterministic index", claims.better.verdicts, notes["better"])
+    cmp.claim_by_reading("Sec. IV-B text", "M=1 and M=2", "projection matters: a significant difference between "
+                         "the stochastic index with and without projection", claims.projection.verdicts,
+                         notes["projection"])
+
+
+def _record_state(cmp, state):
+    for M, name, _, (dm, dh), _ in state.rows:
+        cmp.new("Table II", f"policy={name}, subsidy at the state;M={M}", "average reward minus deterministic",
+                format_estimate(dm, dh), B.STATE_SUBSIDY_NOTE, decimals=2)
 
 
 def test_printed_greedy_reading_is_the_library_greedy_rule():
@@ -150,6 +215,14 @@ def test_main_run_lengths_and_labels():
         B.MainRun("default", "x", 0.05, 0.1, 8, 10_000)
 
 
+def test_default_profile_is_the_library_step_sizes():
+    # the notebook's default run uses StepSizes' defaults (the constants its text quotes)
+    sizes, steps = B.PROFILES["default"], StepSizes()
+    assert (sizes.c0, sizes.c_power, sizes.a_power, sizes.n0) == (steps.c0, steps.c_power, steps.a_power,
+                                                                  steps.n0)
+    assert set(B.PROFILES) == set(B.RUN_LENGTHS)
+
+
 def test_paper_table_two_reads_the_expected_table():
     paper = _paper()
     # Table II, rows 1 and 5, as printed
@@ -166,10 +239,11 @@ def test_round_robin_settles_the_setting_of_table_one():
     np.testing.assert_allclose(check.reward("Lambda=25, mean theta"), [20.83, 28.18, 30.36], atol=0.005)
     assert check.matches == ("Lambda=250, mean theta",)
     cmp = Comparison(NB)
-    B.record_table_one(cmp, check)
-    row = cmp.row("Table I", "Lambda_i", "Table II was computed with Lambda_i = 25 and theta_i the rate of an exponential law")
+    _record_table_one(cmp, check)
+    row = cmp.row(*TABLE_ONE)
     assert row.status == "claim-fails" and "only for: ['Lambda=250, mean theta']" in row.note
-    assert check.table().startswith("paper: 208.13 (M=1), 281.53 (M=2)")
+    frame = check.to_frame()        # the paper's one run first, then each reading, to 2 decimals
+    assert frame.index[0] == "paper (one run)" and frame.loc["Lambda=250, mean theta", "M=1"] == 208.33
 
 
 def test_printed_index_check_reproduces_the_notebook():
@@ -179,12 +253,13 @@ def test_printed_index_check_reproduces_the_notebook():
     np.testing.assert_allclose(check.orbit[1], [260.390, 257.965, 260.390], atol=5e-4)
     np.testing.assert_allclose(check.orbit[2], [337.775, 327.447, 327.447], atol=5e-4)
     assert not check.printed_is_exact
-    # the table prints the whole range x_1..x_14 the note quotes ("up to" the largest gap)
-    assert "largest per source: " + ", ".join(f"{v:.3f}" for v in check.gap.max(axis=1)) in check.table()
+    # the table shows the whole range x_1..x_14 the note quotes ("up to" the largest gap)
+    np.testing.assert_array_equal(check.to_frame()["largest on x_1..x_14"], check.gap.max(axis=1).round(3))
+    assert check.orbit_frame().loc["printed 2018 form", "M=1"] == 257.965
     assert check.gap.min() > 0                        # above the exact index on every visited state
     cmp = Comparison(NB)
-    B.record_printed_index(cmp, check)
-    row = cmp.row("Sec. IV-A", "index", "the printed lambda^i(x) is the Whittle index of the deterministic model")
+    _record_printed_index(cmp, check)
+    row = cmp.row(*PRINTED_INDEX)
     assert row.status == "claim-fails" and "earns 257.965 (M=1) and 327.447 (M=2)" in row.note
 
 
@@ -209,8 +284,8 @@ def test_projection_counts_and_convergence_of_a_short_run(small_learning):
     assert conv.spread[1] == learned.y[1].std(axis=0, ddof=1).max()
     assert conv.converged == bool(max(conv.spread.max(), conv.settle.max()) < 0.02)
     cmp = Comparison(NB)
-    B.record_convergence(cmp, conv)
-    row = cmp.row("Figs. 1-2", "weights", "the index weights converge with and without projection")
+    _record_convergence(cmp, conv)
+    row = cmp.row(*WEIGHTS)
     assert "(400 iterations, 200 burn-in)" in row.note
 
 
@@ -230,7 +305,7 @@ def test_learned_indices_with_zero_weights_are_gamma_star():
     np.testing.assert_allclose(comp.relative_stochastic, 0.0, atol=1e-12)
     np.testing.assert_allclose(comp.gap_learned["zero"], 0.0, atol=1e-12)
     cmp = Comparison(NB)
-    B.record_stochastic_index(cmp, comp)
+    _record_stochastic_index(cmp, comp)
     assert [r.replicated for r in cmp.rows] == ["+0.000", "0.000"]
 
 
@@ -253,13 +328,11 @@ def test_summarise_sweep_stacks_paired_differences():
     assert sweep.p_values == (0.1, 0.2)
     assert [r[1:] for r in sweep.readings()] == [("threshold", 0, 0.05), ("threshold", 1, 0.5),
                                                   ("state", 0, 0.05), ("state", 1, 0.5)]
-    text = sweep.table()
-    assert "threshold, 0.05" in text
-    assert "M=1: reward of the learned-index policy minus reward of gamma* (paired, mean of 2)" in text
-    # the summary line of the column "none" is the range of the printed means, per a0
-    free = diff[..., 2, :].mean(axis=0)[:, 0]
-    assert f"  a0=0.05: {free.min():+.2f} to {free.max():+.2f}" in text
-    assert "  range per p: p=0.1 0-0, p=0.2 0-0" in text
+    # the frames: rows (subsidy, a0), columns p and none, means of the paired differences
+    frame = sweep.diff_frame(1)
+    assert list(frame.columns) == ["p=0.1", "p=0.2", "none"] and frame.index[1] == "threshold, 0.5"
+    np.testing.assert_allclose(frame.to_numpy()[2], diff[:, 1, 0, :, 0].mean(axis=0).round(2))
+    assert sweep.projection_frame().shape == (4, 2) and (sweep.projection_frame() == 0).all().all()
     with pytest.raises(ValueError, match="end with None"):
         B.summarise_sweep(B.SweepConfig(MODEL, ps=(None, 0.1)), [])
 
@@ -274,16 +347,13 @@ def test_projection_order_counts_per_learner():
     assert r.verdicts[MAIN.label()] is True               # source 2: median 200 per 1e5
     assert r.verdicts["threshold, a0=0.5, p=0.1"] is True  # 1000 per 1e5: the upper end
     assert sum(r.verdicts.values()) == 2 and len(r.verdicts) == 1 + 2 * 2 * 2
-    # every verdict is printed: the main run on its own line, the sweep as a grid by p
-    lines = r.table("claim").splitlines()
-    assert lines[0] == "claim: holds under 2 of 9 readings"
-    assert lines[1] == f"  {MAIN.label()}: holds"
-    assert lines[2].split() == ["reading", "p=0.1", "p=0.2"]
-    assert lines[4].split() == ["threshold,", "a0=0.5", "holds", "fails"]
-    assert len(lines) == 7
+    assert r.summary == "holds under 2 of 9 readings"
+    frame = r.to_frame()            # every verdict: the main run on its own row, the sweep by p
+    assert frame.loc[MAIN.label(), "verdict"] == "holds"
+    assert frame.loc["threshold, a0=0.5", "p=0.1"] == "holds" and frame.shape == (5, 3)
     cmp = Comparison(NB)
-    B.record_projection_order(cmp, r)
-    row = cmp.row("Fig. 1", "projection", "the projection acts of the order of 10^2 times in 10^5 iterations")
+    _record_projection_order(cmp, r)
+    row = cmp.row(*FIG_ONE)
     assert row.status == "claim-depends" and "per source 5500, 200, 0, 0 per 1e5" in row.note
 
 
@@ -333,11 +403,12 @@ def test_claims_after_table_two_under_their_readings():
     assert all(claims.projection.verdicts.values())                     # +9.5, +13, and 5 > 1 in the sweep
     np.testing.assert_allclose(claims.gaps["exact index"]["Greedy"], (-5.0, 0.0), atol=1e-9)
     assert claims.projection.summary == "holds under 9 of 9 readings"
-    text = claims.table()      # every verdict the record functions keep is printed
-    assert "M=2, projected better than deterministic (paired, 95%): holds under 2 of 3 readings" in text
-    assert "  against the exact index (+3.00 ± 0.00): holds" in text
-    assert "projection matters (with minus without above 1 for both M): holds under 9 of 9" in text
-    assert "M=1 +9.50 ± 0.00, M=2 +13.00 ± 0.00" in text
+    # every verdict the cell records is shown in the claim's table
+    assert claims.better.summary == "holds under 2 of 3 readings"
+    assert claims.better.to_frame().loc["against the exact index (+3.00 ± 0.00)", "verdict"] == "holds"
+    assert claims.projection.to_frame().shape == (5, 3)       # the main run, then 4 rows by 2 p
+    np.testing.assert_allclose([claims.projection.evidence["main"][M][0] for M in (1, 2)], [9.5, 13.0])
+    assert claims.gaps_frame().loc["Greedy", "minus the exact index"] == "-5.00 ± 0.00"
 
 
 def test_greedy_comparison_and_subsidy_rows():
@@ -351,7 +422,8 @@ def test_greedy_comparison_and_subsidy_rows():
     assert greedy.within[j].tolist() == [True, False]
     assert greedy.permutation.sum() == 46
     # the paper's values sit in their own row, not over the sd column
-    assert greedy.table().splitlines()[1].split() == ["paper", "(one", "run)", "232.47", "322.72"]
+    assert greedy.to_frame().loc["paper (one run)", ["M=1", "M=2"]].tolist() == [232.47, 322.72]
+    assert len(greedy.to_frame()) == 1 + (~greedy.permutation).sum() + 3
     state = B.subsidy_at_state(table, paper)
     assert [r[:2] for r in state.rows] == [(1, "Stochastic without Projection"), (1, "Stochastic with Projection"),
                                            (2, "Stochastic without Projection"), (2, "Stochastic with Projection")]
@@ -371,26 +443,26 @@ def test_simulate_table_two_is_paired_and_reproducible(small_learning):
     np.testing.assert_array_equal(table.runs["Greedy", 2], again.runs["Greedy", 2])
 
 
-def test_the_record_functions_fill_every_expected_row(small_learning):
-    # the notebook's recording path on small inputs: every row of data/expected is recorded once
+def test_the_recording_lines_fill_every_expected_row(small_learning):
+    # the notebook's recording lines on small inputs: every row of data/expected is recorded once
     problem, learned = small_learning
     paper = _paper()
     table = _table({})
     sweep = _sweep(np.zeros((2, 2, 2, 3, 2)))
     cmp = Comparison(NB)
     setting = B.table_one_settings(MODEL, paper)
-    B.record_table_one(cmp, setting)
-    B.record_printed_index(cmp, B.printed_index_check(MODEL))
+    _record_table_one(cmp, setting)
+    _record_printed_index(cmp, B.printed_index_check(MODEL))
     counts = B.projection_counts(learned, problem, 0.1)
-    B.record_projection_order(cmp, B.projection_order(counts, sweep, MAIN))
-    B.record_convergence(cmp, B.weight_convergence(learned))
+    _record_projection_order(cmp, B.projection_order(counts, sweep, MAIN))
+    _record_convergence(cmp, B.weight_convergence(learned))
     greedy = B.greedy_comparison(B.greedy_reading_rewards(MODEL), table, paper)
     ext = B.extension_sweep(B.UTILITY_LAWS[:1] + B.UTILITY_LAWS[-1:], paper, n_periods=20,
                             replications=2, seed=3, max_workers=1)
-    B.record_table_two(cmp, table, paper, setting, greedy, B.learned_row_readings(table, sweep, paper, MAIN),
-                       sweep, ext)
-    B.record_table_two_claims(cmp, B.table_two_claims(table, sweep, paper, MAIN))
-    B.record_subsidy_at_state(cmp, B.subsidy_at_state(table, paper))
+    _record_table_two(cmp, table, B.table_two_diagnoses(
+        table, paper, setting, greedy, B.learned_row_readings(table, sweep, paper, MAIN), sweep, ext))
+    _record_claims(cmp, B.table_two_claims(table, sweep, paper, MAIN))
+    _record_state(cmp, B.subsidy_at_state(table, paper))
     missing = cmp.missing()
     assert missing == []
     # every verdict against the paper says what was searched and what it could detect

@@ -94,16 +94,8 @@ def test_each_notebook_shows_its_figures(built, name):
         assert hashlib.sha256(png.read_bytes()).hexdigest() in digests, png.name
 
 
-# 03 section 2: a formula's second line starts with "+" and Markdown makes it a list item
-# (issue 22, item 6, fixed by the rewrite of 03's text).
-_BROKEN_MATH = {"notebooks/03_rl_index_learning"}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [
-    pytest.param(p, marks=pytest.mark.xfail(reason="03 section 2's formula, issue 22 item 6"))
-    if p in _BROKEN_MATH else p
-    for p in ["index", "status", "api", *(f"notebooks/{n}" for n in NOTEBOOKS)]])
+@pytest.mark.parametrize("page", ["index", "status", "api", *(f"notebooks/{n}" for n in NOTEBOOKS)])
 def test_math_is_typeset_offline(built, page):
     text = (built / f"{page}.html").read_text(encoding="utf-8")
     scripts = re.findall(r'<script\b[^>]*\bsrc="([^"]+)"', text)

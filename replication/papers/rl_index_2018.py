@@ -20,9 +20,10 @@ left open and the computations that decide whether a verdict against it survives
   Table II's evaluation for a grid of index steps ``a0`` and projection fractions ``p`` (one
   independent replication per call, for :func:`whittle_lib.stats.replicate`).
 * **The notebook's verdicts.** Each section of notebook ``03_rl_index_learning`` calls a pure
-  function that computes what its verdict rests on (a frozen result with a ``table()`` for the
-  notebook to print) and a ``record_*`` function that writes the verdict, with its evidence,
-  into the :class:`~replication.records.Comparison`: Table I's setting
+  function that computes what its verdict rests on (a frozen result with a ``to_frame()`` for
+  the notebook to show) and, where the evidence is longer than a line, a ``*_note`` function
+  that writes it; the notebook records each row in a visible line of a cell into the
+  :class:`~replication.records.Comparison`: Table I's setting
   (:func:`table_one_settings`), the printed index of Sec. IV-A (:func:`printed_index_check`),
   Figs. 1-2 (:func:`projection_counts`, :func:`weight_convergence`,
   :func:`projection_order`), the stochastic model's index (:func:`compare_indices`), Table II
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
+import pandas as pd
 
 from whittle_lib.models import crawling, crawling_policies as policies
 from whittle_lib.models.crawling import CrawlingModel
@@ -77,31 +79,35 @@ __all__ = [
     "RUN_LENGTHS",
     "TABLE_TWO_POLICIES",
     "TABLE_ONE_THETA",
+    "Profile",
+    "PROFILES",
     "MainRun",
     "TableTwoPaper",
     "paper_table_two",
     "SettingCheck",
     "table_one_settings",
-    "record_table_one",
+    "TABLE_ONE_AS_PRINTED",
+    "table_one_evidence",
     "PrintedIndexCheck",
     "printed_index_check",
-    "record_printed_index",
+    "printed_index_evidence",
     "ProjectionCounts",
     "projection_counts",
     "WeightConvergence",
     "weight_convergence",
-    "record_convergence",
+    "convergence_evidence",
     "CorrectionCurves",
     "learned_correction_curves",
     "index_grid",
     "IndexComparison",
     "compare_indices",
-    "record_stochastic_index",
+    "stochastic_index_note",
+    "LEARNED_INDEX_NOTE",
     "SweepSummary",
     "summarise_sweep",
     "ClaimReadings",
     "projection_order",
-    "record_projection_order",
+    "projection_order_evidence",
     "TableTwo",
     "simulate_table_two",
     "BELOW_U",
@@ -118,13 +124,17 @@ __all__ = [
     "GreedyComparison",
     "greedy_comparison",
     "learned_row_readings",
-    "record_table_two",
+    "PRINTED",
+    "PRINTED_FORM_NOTE",
+    "one_verdict",
+    "table_two_note",
+    "table_two_diagnoses",
     "TableTwoClaims",
     "table_two_claims",
-    "record_table_two_claims",
+    "table_two_claim_evidence",
     "StateSubsidyRows",
     "subsidy_at_state",
-    "record_subsidy_at_state",
+    "STATE_SUBSIDY_NOTE",
 ]
 
 
@@ -616,6 +626,37 @@ def learning_sweep_replication(config: SweepConfig, *, rng) -> SweepReplication:
 #: 34,000 burn-in iterations plus the 1e5 that Figs. 1-2 show.
 RUN_LENGTHS = {"default": (30_000, 10_000), "full": (134_000, 34_000)}
 
+
+@dataclass(frozen=True)
+class Profile:
+    """The sizes and step-size constants of a run that the parameters cell does not list.
+
+    Attributes
+    ----------
+    c0, c_power, a_power, n0 : float
+        The step sizes ``c(n) = c0 / (1 + n/n0)**c_power`` (LSPE) and
+        ``a(n) = a0 / (1 + n/n0)**a_power`` (index), ``a0`` a parameter
+        (:class:`~whittle_lib.learning.StepSizes`); not given by the paper.
+    sweep_steps, sweep_eval_periods, sweep_replications : int
+        Learning iterations, evaluation periods and independent replications of each point of
+        the quick sweep (Sec. 3c of the notebook).
+    index_cycles : int
+        Renewal cycles per threshold for the stochastic model's index (Sec. 3b).
+    """
+
+    c0: float = 1.0
+    c_power: float = 0.6
+    a_power: float = 0.8
+    n0: float = 1000.0
+    sweep_steps: int = 3000
+    sweep_eval_periods: int = 1500
+    sweep_replications: int = 2
+    index_cycles: int = 4000
+
+
+#: The notebook's ``profile`` parameter: the run lengths of :data:`RUN_LENGTHS` and these.
+PROFILES = {"default": Profile(), "full": Profile()}
+
 #: The five policies of Table II, in the paper's order.
 TABLE_TWO_POLICIES = ("Round Robin", "Greedy", "Deterministic", "Stochastic without Projection",
                       "Stochastic with Projection")
@@ -737,12 +778,14 @@ class SettingCheck:
     def reward(self, name: str) -> np.ndarray:
         return self.rewards[self.names.index(name)]
 
-    def table(self) -> str:
-        lines = [f"paper: {self.paper[0]} (M=1), {self.paper[1]} (M=2)",
-                 f"{'setting':40s} {'M=1':>9s} {'M=2 stride 1':>13s} {'M=2 stride 2':>13s}"]
-        lines += [f"{n:40s} {r1:9.2f} {r21:13.2f} {r22:13.2f}"
-                  for n, (r1, r21, r22) in zip(self.names, self.rewards)]
-        return "\n".join(lines)
+    def to_frame(self) -> pd.DataFrame:
+        """Each reading's exact round-robin rewards, the paper's in the first row."""
+        cols = ["M=1", "M=2 stride 1", "M=2 stride 2"]
+        frame = pd.DataFrame(self.rewards.round(2), index=pd.Index(self.names, name="setting"),
+                             columns=cols)
+        paper = pd.DataFrame([[self.paper[0], self.paper[1], math.nan]], columns=cols,
+                             index=pd.Index(["paper (one run)"], name="setting"))
+        return pd.concat([paper, frame])
 
 
 def table_one_settings(model: CrawlingModel, paper: TableTwoPaper) -> SettingCheck:
@@ -778,17 +821,19 @@ def _nearest_other_setting(check: SettingCheck) -> float:
     return float(min(miss)) if miss else math.inf
 
 
-def record_table_one(cmp, check: SettingCheck) -> None:
-    """Record the claim of Table I as printed (``Lambda_i = 25``, ``theta_i`` a rate)."""
+#: The reading of Table I as printed: ``Lambda_i = 25`` and ``theta_i`` the rate of the law.
+TABLE_ONE_AS_PRINTED = "Lambda=25, mean 1/theta (rate theta)"
+
+
+def table_one_evidence(check: SettingCheck) -> str:
+    """The evidence for the claim of Table I as printed (``Lambda_i = 25``, ``theta_i`` a rate)."""
     matches = list(check.matches)
-    cmp.claim("Table I", "Lambda_i", "Table II was computed with Lambda_i = 25 and theta_i the rate of an exponential law",
-              matches == ["Lambda=25, mean 1/theta (rate theta)"],
-              f"The expected round-robin reward (exact, deterministic model) is within 1 of the paper's {check.paper[0]} (M=1) and {check.paper[1]} (M=2, sliding window) "
-              f"only for: {matches}. Lambda=25 gives 10x less; rate theta gives other values. Table II used Lambda_i = 250 and mean base utility theta_i, "
-              f"and round robin with a window sliding by one source (stride 2 gives {check.reward('Lambda=250, mean theta')[2]:.2f}). "
-              f"Searched: {len(check.names)} readings x 2 windows for M=2, each exact (round robin is linear in the arrivals); "
-              f"a reading within 1 of both printed values would have been found, and the nearest other misses by "
-              f"{_nearest_other_setting(check):.1f}.")
+    return (f"The expected round-robin reward (exact, deterministic model) is within 1 of the paper's {check.paper[0]} (M=1) and {check.paper[1]} (M=2, sliding window) "
+            f"only for: {matches}. Lambda=25 gives 10x less; rate theta gives other values. Table II used Lambda_i = 250 and mean base utility theta_i, "
+            f"and round robin with a window sliding by one source (stride 2 gives {check.reward('Lambda=250, mean theta')[2]:.2f}). "
+            f"Searched: {len(check.names)} readings x 2 windows for M=2, each exact (round robin is linear in the arrivals); "
+            f"a reading within 1 of both printed values would have been found, and the nearest other misses by "
+            f"{_nearest_other_setting(check):.1f}.")
 
 
 # -- Sec. 2: the printed deterministic index ----------------------------------------------------
@@ -821,16 +866,20 @@ class PrintedIndexCheck:
     def printed_is_exact(self) -> bool:
         return bool(np.allclose(self.printed, self.exact))
 
-    def table(self) -> str:
-        lines = ["largest |exact - by definition| on x_1..x_6: " + f"{self.by_definition_gap:.1e}",
-                 f"printed - exact on x_1..x_5, source 1: {np.round(self.gap[0, :5], 3)}",
-                 "printed - exact on x_1..x_14, smallest per source: "
-                 + ", ".join(f"{v:.3f}" for v in self.gap.min(axis=1)),
-                 "printed - exact on x_1..x_14, largest per source: "
-                 + ", ".join(f"{v:.3f}" for v in self.gap.max(axis=1))]
-        lines += [f"deterministic model, M={M}: exact index {w:.3f}, printed 2018 form {pr:.3f}, greedy {gr:.3f}"
-                  for M, (w, pr, gr) in self.orbit.items()]
-        return "\n".join(lines)
+    def to_frame(self) -> pd.DataFrame:
+        """Printed form minus exact index on the visited states ``x_1..x_5`` (and the smallest and
+        largest gap on ``x_1..x_14``), per source."""
+        gap = self.gap
+        frame = pd.DataFrame(gap[:, :5].round(3), columns=[f"x_{k}" for k in range(1, 6)],
+                             index=pd.RangeIndex(1, gap.shape[0] + 1, name="source"))
+        frame["smallest on x_1..x_14"] = gap.min(axis=1).round(3)
+        frame["largest on x_1..x_14"] = gap.max(axis=1).round(3)
+        return frame
+
+    def orbit_frame(self) -> pd.DataFrame:
+        """Exact rewards on the deterministic model of the three rules used as priorities."""
+        return pd.DataFrame(self.orbit, index=["exact index", "printed 2018 form", "greedy"]
+                            ).rename(columns=lambda M: f"M={M}").round(3)
 
 
 def printed_index_check(model: CrawlingModel) -> PrintedIndexCheck:
@@ -850,19 +899,18 @@ def printed_index_check(model: CrawlingModel) -> PrintedIndexCheck:
     return PrintedIndexCheck(printed, exact, float(np.abs(exact[:, :6] - by_def).max()), orbit)
 
 
-def record_printed_index(cmp, check: PrintedIndexCheck) -> None:
-    """Record the claim that the printed form of Sec. IV-A is the deterministic Whittle index."""
+def printed_index_evidence(check: PrintedIndexCheck) -> str:
+    """The evidence for the claim that the printed form of Sec. IV-A is the deterministic
+    Whittle index."""
     det_orbit = check.orbit
-    cmp.claim("Sec. IV-A", "index", "the printed lambda^i(x) is the Whittle index of the deterministic model",
-              check.printed_is_exact,
-              f"On the visited states the printed form exceeds the index by u alpha^zeta, more where its floating ceiling rounds zeta up on a visited state (up to {check.gap.max():.1f}); the exact index agrees with the index by definition "
-              f"to {check.by_definition_gap:.0e}. On the deterministic model the printed form earns {det_orbit[1][1]:.3f} (M=1) and {det_orbit[2][1]:.3f} (M=2) "
-              f"against {det_orbit[1][0]:.3f} and {det_orbit[2][0]:.3f} for the exact index. "
-              f"Searched: the printed form on the {check.gap.size} visited states x_1..x_{check.gap.shape[1]} of the "
-              f"{check.gap.shape[0]} sources, exact arithmetic against the exact index; its smallest gap there, "
-              f"{check.gap.min():.3g}, is {check.gap.min() / max(check.by_definition_gap, 1e-300):.0e} times the exact "
-              "index's own disagreement with the index by definition, so a state where the printed form were the index "
-              "would have been found.")
+    return (f"On the visited states the printed form exceeds the index by u alpha^zeta, more where its floating ceiling rounds zeta up on a visited state (up to {check.gap.max():.1f}); the exact index agrees with the index by definition "
+            f"to {check.by_definition_gap:.0e}. On the deterministic model the printed form earns {det_orbit[1][1]:.3f} (M=1) and {det_orbit[2][1]:.3f} (M=2) "
+            f"against {det_orbit[1][0]:.3f} and {det_orbit[2][0]:.3f} for the exact index. "
+            f"Searched: the printed form on the {check.gap.size} visited states x_1..x_{check.gap.shape[1]} of the "
+            f"{check.gap.shape[0]} sources, exact arithmetic against the exact index; its smallest gap there, "
+            f"{check.gap.min():.3g}, is {check.gap.min() / max(check.by_definition_gap, 1e-300):.0e} times the exact "
+            "index's own disagreement with the index by definition, so a state where the printed form were the index "
+            "would have been found.")
 
 
 # -- Sec. 3: the main learning run (Figs. 1-2) ------------------------------------------------------
@@ -889,16 +937,15 @@ class ProjectionCounts:
     largest_free: np.ndarray
     p: float
 
-    def table(self) -> str:
-        R = self.per_learner.shape[0]
-        lines = ["projection acted per 1e5 iterations after burn-in, per learner (one source, one replication;",
-                 f"Fig. 1 shows one learner), p = {self.p}:"]
-        lines += [f"  source {i + 1}: median {np.median(c):7.0f}, range {c.min():.0f} - {c.max():.0f} over {R} replications"
-                  for i, c in enumerate(self.per_learner.T)]
-        lines += [f"  and {self.burn_in_per_replication:.0f} times per replication during burn-in (four sources together)",
-                  "largest relative perturbation learned without projection on [u, u*], per source:",
-                  "  " + ", ".join(f"{v:.3f}" for v in self.largest_free)]
-        return "\n".join(lines)
+    def to_frame(self) -> pd.DataFrame:
+        """Per source: projections per 1e5 iterations after the burn-in (median and range over
+        replications), and the largest relative perturbation learned without projection."""
+        c = self.per_learner
+        return pd.DataFrame({"median per 1e5": np.median(c, axis=0).round(0).astype(int),
+                             "smallest": c.min(axis=0).round(0).astype(int),
+                             "largest": c.max(axis=0).round(0).astype(int),
+                             "largest |Psi^T y| / gamma*, free": self.largest_free.round(3)},
+                            index=pd.RangeIndex(1, c.shape[1] + 1, name="source"))
 
 
 def projection_counts(learned, problem: CrawlerIndexProblem, p: float) -> ProjectionCounts:
@@ -955,15 +1002,14 @@ def weight_convergence(learned) -> WeightConvergence:
                              int(learned.burn_in))
 
 
-def record_convergence(cmp, conv: WeightConvergence) -> None:
-    """Record the claim of Figs. 1-2 that the weights converge, with and without projection."""
-    cmp.claim("Figs. 1-2", "weights", "the index weights converge with and without projection", conv.converged,
-              f"Criterion fixed in advance: sd across {conv.n_replications} independent replications below 0.02 (2% of gamma*, k = 1) and the mean over the last quarter of the shown iterations "
-              f"within 0.02 of the previous quarter. Measured: sd {conv.spread.max():.4f}, change {conv.settle.max():.4f} ({conv.n_steps} iterations, {conv.burn_in} burn-in). "
-              f"With decreasing steps this is settling, not a proof of convergence (the paper claims none, Lemma 2)."
-              + ("" if conv.converged else
-                 f" Searched: one criterion on {conv.n_replications} replications of both learners; a spread or a "
-                 "change above 0.02 is measured directly, with no sampling tolerance."))
+def convergence_evidence(conv: WeightConvergence) -> str:
+    """The evidence for the claim of Figs. 1-2 that the weights converge."""
+    return (f"Criterion fixed in advance: sd across {conv.n_replications} independent replications below 0.02 (2% of gamma*, k = 1) and the mean over the last quarter of the shown iterations "
+            f"within 0.02 of the previous quarter. Measured: sd {conv.spread.max():.4f}, change {conv.settle.max():.4f} ({conv.n_steps} iterations, {conv.burn_in} burn-in). "
+            f"With decreasing steps this is settling, not a proof of convergence (the paper claims none, Lemma 2)."
+            + ("" if conv.converged else
+               f" Searched: one criterion on {conv.n_replications} replications of both learners; a spread or a "
+               "change above 0.02 is measured directly, with no sampling tolerance."))
 
 
 @dataclass(frozen=True)
@@ -1034,18 +1080,19 @@ class IndexComparison:
     gap_learned: dict
     n_cycles: int
 
-    def table(self) -> str:
+    def to_frame(self) -> pd.DataFrame:
+        """Per source: the stochastic index against ``gamma*`` (median, range, Monte Carlo noise of
+        a point), the learned indices against it, and the learned corrections."""
         rel_s = self.relative_stochastic
-        lines = ["stochastic index / gamma* - 1 on [u, u*], per source:"]
-        lines += [f"  source {i + 1}: median {np.median(rel_s[:, i]):+.3f}, range {rel_s[:, i].min():+.3f} .. "
-                  f"{rel_s[:, i].max():+.3f}, Monte Carlo noise of a point ~{self.jitter[i]:.3f}"
-                  for i in range(rel_s.shape[1])]
-        lines += [f"learned, {lab}: max |gamma / gamma_s - 1| by source " + ", ".join(f"{v:.3f}" for v in g.max(axis=0))
-                  for lab, g in self.gap_learned.items()]
-        lines += ["learned corrections |gamma / gamma* - 1|, max by source:"]
-        lines += [f"  {lab}: " + ", ".join(f"{v:.2f}" for v in np.abs(r).max(axis=0))
-                  for lab, r in self.relative_learned.items()]
-        return "\n".join(lines)
+        frame = pd.DataFrame({"median": np.median(rel_s, axis=0), "smallest": rel_s.min(axis=0),
+                              "largest": rel_s.max(axis=0), "noise of a point": self.jitter},
+                             index=pd.RangeIndex(1, rel_s.shape[1] + 1, name="source")).round(3)
+        frame.columns = [f"gamma_s / gamma* - 1: {c}" for c in frame.columns]
+        for lab, g in self.gap_learned.items():
+            frame[f"max |gamma / gamma_s - 1|, {lab}"] = g.max(axis=0).round(3)
+        for lab, r in self.relative_learned.items():
+            frame[f"max |gamma / gamma* - 1|, {lab}"] = np.abs(r).max(axis=0).round(2)
+        return frame
 
 
 def compare_indices(problem: CrawlerIndexProblem, x: np.ndarray, stochastic, weights: dict) -> IndexComparison:
@@ -1065,21 +1112,18 @@ def compare_indices(problem: CrawlerIndexProblem, x: np.ndarray, stochastic, wei
                            int(stochastic[0].n_cycles))
 
 
-def record_stochastic_index(cmp, comp: IndexComparison) -> None:
-    """Record (new rows, Sec. IV-B) how far the stochastic model's index lies from ``gamma*``
-    and how far the learned indices lie from it."""
+def stochastic_index_note(comp: IndexComparison) -> str:
+    """The note of the new row: how far the stochastic model's index lies from ``gamma*``."""
     rel_s = comp.relative_stochastic
-    cmp.new("Sec. IV-B", "index;x in [u, u*]", "median of gamma_stochastic / gamma* - 1, largest over sources",
-            f"{np.median(rel_s, axis=0).max():+.3f}",
-            f"Whittle index of the stochastic model by renewal Monte Carlo over threshold policies ({comp.n_cycles} "
+    return (f"Whittle index of the stochastic model by renewal Monte Carlo over threshold policies ({comp.n_cycles} "
             f"cycles per threshold, 30 thresholds per source); median per source "
             f"{', '.join(f'{v:+.3f}' for v in np.median(rel_s, axis=0))}; Monte Carlo noise of a point about "
             f"{comp.jitter.max():.3f}; largest |gamma_stochastic / gamma* - 1| at one point {np.abs(rel_s).max():.3f}")
-    for lab, gap in comp.gap_learned.items():
-        cmp.new("Sec. IV-B", f"index {lab};x in [u, u*]", "largest |gamma_learned / gamma_stochastic - 1|",
-                f"{gap.max():.3f}",
-                "the learned index (mean weights over replications) against the stochastic model's index: "
-                "the learned correction is mostly the method's approximation error, not a stochastic correction")
+
+
+#: The note of the new rows on the learned indices against the stochastic model's index.
+LEARNED_INDEX_NOTE = ("the learned index (mean weights over replications) against the stochastic model's index: "
+                      "the learned correction is mostly the method's approximation error, not a stochastic correction")
 
 
 # -- Sec. 3c: the quick sweep and the projection count of Fig. 1 -----------------------------------
@@ -1113,27 +1157,23 @@ class SweepSummary:
             for a, a0 in enumerate(self.config.a0s):
                 yield s, sub, a, a0
 
-    def table(self) -> str:
-        R, P = self.diff.shape[0], len(self.p_values)
-        p_labels = [f"p={v}" for v in self.p_values] + ["none"]
-        lines = []
-        for c, M in enumerate(self.config.Ms):
-            lines += [f"M={M}: reward of the learned-index policy minus reward of gamma* (paired, mean of {R})",
-                      f"  {'subsidy, a0':22s}" + "".join(f"{lab:>9s}" for lab in p_labels)]
-            lines += [f"  {sub + ', ' + str(a0):22s}" + "".join(f"{v:+9.2f}" for v in self.diff[:, s, a, :, c].mean(axis=0))
-                      for s, sub, a, a0 in self.readings()]
-        free = self.diff[..., P, :].mean(axis=0)                    # (S, A, M): column "none"
-        lines.append("column none, range over both subsidy readings and both M, per a0:")
-        lines += [f"  a0={a0}: {free[:, a].min():+.2f} to {free[:, a].max():+.2f}"
-                  for a, a0 in enumerate(self.config.a0s)]
-        lines += ["projections per 1e5 iterations, per learner (median over sources and replications)",
-                  f"  {'subsidy, a0':22s}" + "".join(f"{lab:>9s}" for lab in p_labels[:-1])]
+    def _rows(self):
+        return pd.Index([f"{sub}, {a0}" for _, sub, _, a0 in self.readings()], name="subsidy, a0")
+
+    def diff_frame(self, M: int) -> pd.DataFrame:
+        """Reward of the learned-index policy minus that of ``gamma*`` (paired, mean of the
+        replications): rows (subsidy, a0), columns p and ``none`` (no projection)."""
+        c = self.config.Ms.index(M)
+        cols = [f"p={v}" for v in self.p_values] + ["none"]
+        return pd.DataFrame([self.diff[:, s, a, :, c].mean(axis=0) for s, _, a, _ in self.readings()],
+                            index=self._rows(), columns=cols).round(2)
+
+    def projection_frame(self) -> pd.DataFrame:
+        """Projections per 1e5 iterations per learner, median over sources and replications."""
         med = np.median(self.projections, axis=(0, 4))                # (S, A, P)
-        lines += [f"  {sub + ', ' + str(a0):22s}" + "".join(f"{med[s, a, v]:9.0f}" for v in range(P))
-                  for s, sub, a, a0 in self.readings()]
-        lines.append("  range per p: " + ", ".join(f"p={pv} {med[..., v].min():.0f}-{med[..., v].max():.0f}"
-                                                    for v, pv in enumerate(self.p_values)))
-        return "\n".join(lines)
+        P = len(self.p_values)
+        return pd.DataFrame([med[s, a, :P] for s, _, a, _ in self.readings()], index=self._rows(),
+                            columns=[f"p={v}" for v in self.p_values]).round(0).astype(int)
 
 
 def summarise_sweep(config: SweepConfig, replications) -> SweepSummary:
@@ -1166,24 +1206,20 @@ class ClaimReadings:
         held = sum(bool(v) for v in self.verdicts.values())
         return f"holds under {held} of {len(self.verdicts)} readings"
 
-    def table(self, claim: str) -> str:
-        """The claim, its count, and the verdict under every reading: readings named
-        ``"<row>, p=<p>"`` as a grid of rows by ``p``, the others one a line."""
+    def to_frame(self) -> pd.DataFrame:
+        """The verdict under every reading: readings named ``"<row>, p=<p>"`` as a grid of
+        rows by ``p``, the others one a row (in the column ``verdict``)."""
         word = {True: "holds", False: "fails"}
-        lines = [f"{claim}: {self.summary}"]
-        grid: dict = {}
+        grid, single = {}, {}
         for key, held in self.verdicts.items():
             row, sep, pv = key.rpartition(", p=")
             if sep and "(" not in key:
-                grid.setdefault(row, {})[pv] = word[bool(held)]
+                grid.setdefault(row, {})[f"p={pv}"] = word[bool(held)]
             else:
-                lines.append(f"  {key}: {word[bool(held)]}")
-        if grid:
-            cols = list(dict.fromkeys(pv for r in grid.values() for pv in r))
-            lines.append(f"  {'reading':22s}" + "".join(f"{'p=' + pv:>8s}" for pv in cols))
-            lines += [f"  {row:22s}" + "".join(f"{r.get(pv, '-'):>8s}" for pv in cols)
-                      for row, r in grid.items()]
-        return "\n".join(lines)
+                single[key] = {"verdict": word[bool(held)]}
+        frame = pd.DataFrame.from_dict({**single, **grid}, orient="index").fillna("")
+        frame.index.name = "reading"
+        return frame
 
 
 def projection_order(counts: ProjectionCounts, sweep: SweepSummary, main: MainRun) -> ClaimReadings:
@@ -1204,11 +1240,10 @@ def projection_order(counts: ProjectionCounts, sweep: SweepSummary, main: MainRu
                                     "largest_free": float(counts.largest_free.max())})
 
 
-def record_projection_order(cmp, readings: ClaimReadings) -> None:
-    """Record the claim of Fig. 1 on how often the projection acts."""
+def projection_order_evidence(readings: ClaimReadings) -> str:
+    """The evidence for the claim of Fig. 1 on how often the projection acts."""
     e = readings.evidence
-    cmp.claim_by_reading(
-        "Fig. 1", "projection", "the projection acts of the order of 10^2 times in 10^5 iterations", readings.verdicts,
+    return (
         f"Per learner, median over replications, some source between 10 and 1000 per 1e5. Main run: per source "
         f"{', '.join(f'{v:.0f}' for v in e['median'])} per 1e5 (p = {e['p']}); the count falls as p grows "
         f"(the free scheme learns corrections up to {e['largest_free']:.2f} of gamma*, so a small p binds often). "
@@ -1246,24 +1281,23 @@ class TableTwo:
         """``(mean, 95 % half-width)`` of ``name - other`` over the same arrivals."""
         return confidence_interval(self.runs[name, M] - self.runs[other, M])
 
-    def table(self, paper: TableTwoPaper) -> str:
-        lines = [f"{'policy':34s} {'M=1 ours':>17s} {'paper':>7s}   {'M=2 ours':>17s} {'paper':>7s}"]
+    def to_frame(self, paper: TableTwoPaper) -> pd.DataFrame:
+        """Ours (mean ± 95 % half-width) beside the paper's one run, per policy and ``M``."""
+        rows = {}
         for name in TABLE_TWO_POLICIES + (_PRINTED,):
-            cells = []
             for M in (1, 2):
                 m_, h, _ = self.ci(name, M)
-                cells.append(f"{format_estimate(m_, h):>17s} {paper.text.get((name, M), ''):>7s}")
-            lines.append(f"{name:34s} " + "   ".join(cells))
-        return "\n".join(lines)
+                rows.setdefault(name, {})[f"M={M} ours"] = format_estimate(m_, h)
+                rows[name][f"M={M} paper"] = paper.text.get((name, M), "")
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame.index.name = "policy"
+        return frame
 
-    def spread_table(self, greedy_sd) -> str:
-        """The measured sd of one run of the index policies, beside the greedy schedule's exact
-        sd ``greedy_sd`` (``M = 1, 2``) that their tolerance uses."""
-        lines = ["measured sd of one run of the index policies (the tolerance uses the greedy schedule's",
-                 f"exact sd, {greedy_sd[0]:.2f} for M=1 and {greedy_sd[1]:.2f} for M=2):"]
-        lines += [f"  {name:32s} " + ", ".join(f"M={M}: {self.ci(name, M)[2]:.2f}" for M in (1, 2))
-                  for name in ("Deterministic", "Stochastic without Projection", "Stochastic with Projection")]
-        return "\n".join(lines)
+    def spread_frame(self) -> pd.DataFrame:
+        """The measured sd of one run of the index policies."""
+        names = ("Deterministic", "Stochastic without Projection", "Stochastic with Projection")
+        return pd.DataFrame({f"M={M}": [self.ci(n, M)[2] for n in names] for M in (1, 2)},
+                            index=pd.Index(names, name="sd of one run")).round(2)
 
 
 def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, n_periods: int,
@@ -1676,21 +1710,21 @@ class GreedyComparison:
         """The reading nearest the paper for ``M = c + 1``."""
         return int(np.argmin(np.abs(self.values[:, c] - self.paper[c])))
 
-    def table(self) -> str:
+    def to_frame(self) -> pd.DataFrame:
+        """The paper's one run, every reading that is not a column mix-up, and the three mix-ups
+        nearest the paper, with the exact sd of one run of each fixed schedule."""
         g, names, perm = self.readings, self.readings.names, self.permutation
-        lines = [f"{'greedy reading':40s} {'M=1':>8s} {'M=2':>8s}  sd of one run",
-                 f"{'paper (one run)':40s} {self.paper[0]:8.2f} {self.paper[1]:8.2f}"]
+        rows = {"paper (one run)": {"M=1": self.paper[0], "M=2": self.paper[1], "sd of one run": ""}}
         for j in np.flatnonzero(~perm):
             sd_ = "stochastic run" if not g.fixed_schedule[j] else f"{g.run_sd[j, 0]:.2f}, {g.run_sd[j, 1]:.2f}"
-            lines.append(f"{names[j]:40s} {self.values[j, 0]:8.2f} {self.values[j, 1]:8.2f}  {sd_}")
+            rows[names[j]] = {"M=1": self.values[j, 0], "M=2": self.values[j, 1], "sd of one run": sd_}
         far = np.abs(self.values - self.paper).max(axis=1)
-        close = np.flatnonzero(perm)[np.argsort(far[perm])[:3]]
-        lines.append(f"{perm.sum()} permutations of mu or xi-bar across sources; the three nearest the paper:")
-        lines += [f"  {names[j]:38s} {self.values[j, 0]:8.2f} {self.values[j, 1]:8.2f}" for j in close]
-        lines.append(f"readings within the tolerance ({self.tolerance[0]}, {self.tolerance[1]}): M=1 {int(self.within[:, 0].sum())}, "
-                     f"M=2 {int(self.within[:, 1].sum())} of {len(names)}; nearest: "
-                     f"{np.abs(self.values - self.paper).min(axis=0).round(2).tolist()} away")
-        return "\n".join(lines)
+        for j in np.flatnonzero(perm)[np.argsort(far[perm])[:3]]:
+            rows[f"mix-up: {names[j]}"] = {"M=1": self.values[j, 0], "M=2": self.values[j, 1],
+                                          "sd of one run": ""}
+        frame = pd.DataFrame.from_dict(rows, orient="index").round(2)
+        frame.index.name = "greedy reading"
+        return frame
 
 
 def greedy_comparison(greedy: GreedyRewards, table: TableTwo, paper: TableTwoPaper) -> GreedyComparison:
@@ -1763,26 +1797,40 @@ def _learned_searched(table: TableTwo, sweep: SweepSummary, name: str, M: int, t
             "not the second decimal")
 
 
-def _record_table_two_row(cmp, table: TableTwo, name: str, M: int, diagnosis: str,
-                          verdicts: dict | None = None) -> None:
-    key = ("Table II", f"policy={name};M={M}", "average reward")
+def one_verdict(verdicts: dict | None) -> bool:
+    """Whether a row of Table II is recorded as a number: judged under no readings, or under
+    readings that all agree (otherwise a claim by reading)."""
+    return verdicts is None or len(set(verdicts.values())) == 1
+
+
+def table_two_note(table: TableTwo, name: str, M: int, diagnosis: str,
+                   verdicts: dict | None = None) -> str:
+    """The note of a row of Table II: our runs, the diagnosis, and (a number judged under
+    readings) that every reading agrees."""
     mean, half, s = table.ci(name, M)
     ours = (f"ours: mean of {table.n_replications} replications of {table.eval_periods} periods, "
             f"95% CI ±{half:.2f}, measured sd of one run {s:.2f}")
-    if verdicts is None or len(set(verdicts.values())) == 1:   # one verdict under every reading: a number
+    if one_verdict(verdicts):                  # one verdict under every reading: a number
         held = "" if verdicts is None else (f" Under all {len(verdicts)} readings the paper's value is "
                                             + ("reached" if all(verdicts.values()) else "not reached") + ".")
-        cmp.number(*key, mean, diagnosis=f"{ours}. {diagnosis}.{held}", half_width=half)
-    else:                                                        # reached under some readings only
-        cmp.claim_by_reading(*key, verdicts, f"{ours}. {diagnosis}.", value=format_estimate(mean, half))
+        return f"{ours}. {diagnosis}.{held}"
+    return f"{ours}. {diagnosis}."
 
 
-def record_table_two(cmp, table: TableTwo, paper: TableTwoPaper, setting: SettingCheck,
-                     greedy: GreedyComparison, learned_rows: dict, sweep: SweepSummary,
-                     extensions: ExtensionSweep) -> None:
-    """Record the ten numbers of Table II (a number where one verdict holds under every reading,
-    a claim by reading where the learned rows' constants decide), then the printed 2018 form's
-    rewards as new rows (a diagnostic for the Deterministic row).
+#: The note of the new rows with the printed 2018 form's rewards.
+PRINTED_FORM_NOTE = ("the index as printed in Sec. IV-A (extra u alpha^zeta), same arrivals as the other rows; "
+                     "diagnostic for the Deterministic row")
+#: The name of the printed 2018 form among the policies of :class:`TableTwo`.
+PRINTED = _PRINTED
+
+
+def table_two_diagnoses(table: TableTwo, paper: TableTwoPaper, setting: SettingCheck,
+                        greedy: GreedyComparison, learned_rows: dict, sweep: SweepSummary,
+                        extensions: ExtensionSweep) -> dict:
+    """The diagnosis of each of the ten numbers of Table II and the readings it is judged
+    under: ``{(policy, M): (diagnosis, verdicts or None)}``, ``M = 1`` first. A row is a
+    number where one verdict holds under every reading (:func:`one_verdict`), a claim by
+    reading where the learned rows' constants decide (:func:`table_two_note` writes its note).
 
     The Deterministic rows are judged under every continuation of the index outside
     ``[u, u*)`` and every law of ``U`` (``extensions``, :func:`extension_sweep`): a number
@@ -1792,16 +1840,20 @@ def record_table_two(cmp, table: TableTwo, paper: TableTwoPaper, setting: Settin
         return paper.value[name, M]
     g = greedy.readings
     perm = greedy.permutation
+    out = {}
+
+    def row(name, M, diagnosis, verdicts=None):
+        out[name, M] = (diagnosis, verdicts)
     m_print = {M: table.ci(_PRINTED, M) for M in (1, 2)}
     m_det = {M: table.ci("Deterministic", M) for M in (1, 2)}
     for M in (1, 2):
         c = M - 1
-        _record_table_two_row(cmp, table, "Round Robin", M, "round robin is a fixed schedule; its expected reward is exact on the deterministic model "
+        row("Round Robin", M, "round robin is a fixed schedule; its expected reward is exact on the deterministic model "
                               f"({setting.reward('Lambda=250, mean theta')[0 if M == 1 else 1]:.2f}); a deviation here would mean another setting. "
                               f"Searched: {len(setting.names)} readings of Table I (Sec. 1), each exact; a mean more than the tolerance "
                               f"({paper.tolerance['Round Robin', M]:.3f}) from the printed value is told apart")
         near = greedy.nearest(c)
-        _record_table_two_row(cmp, table, "Greedy", M, f"a fixed schedule: its expected reward is exact ({g.rewards[0, c]:.2f}) whatever the law of the utilities. "
+        row("Greedy", M, f"a fixed schedule: its expected reward is exact ({g.rewards[0, c]:.2f}) whatever the law of the utilities. "
                               f"None of {len(g.names)} readings is within the tolerance of {p('Greedy', M)} (nearest "
                               f"{g.names[near]}: {greedy.values[near, c]:.2f}); the readings: "
                               + "; ".join(f"{g.names[j]} {greedy.values[j, c]:.2f}" for j in np.flatnonzero(~perm))
@@ -1812,7 +1864,7 @@ def record_table_two(cmp, table: TableTwo, paper: TableTwoPaper, setting: Settin
                               f"{abs(greedy.values[near, c] - p('Greedy', M)):.2f} away, "
                               f"{abs(greedy.values[near, c] - p('Greedy', M)) / greedy.tolerance[c]:.1f} tolerances. Unexplained")
         det_found = extensions.within.any(axis=1)
-        _record_table_two_row(cmp, table, "Deterministic", M,
+        row("Deterministic", M,
                               ("deviates under both readings of 'Deterministic'" if not det_found.any() else "'Deterministic'")
                               + f": the exact index earns {m_det[M][0]:.2f} ± {m_det[M][1]:.2f}, the printed 2018 form "
                               f"(an extra u alpha^zeta) {m_print[M][0]:.2f} ± {m_print[M][1]:.2f}; the paper's value is {p('Deterministic', M) - m_print[M][0]:+.2f} "
@@ -1824,16 +1876,13 @@ def record_table_two(cmp, table: TableTwo, paper: TableTwoPaper, setting: Settin
         for name in ("Stochastic without Projection", "Stochastic with Projection"):
             r = learned_rows[name, M]
             diff, reached = r.evidence["diff"], r.evidence["reached"]
-            _record_table_two_row(cmp, table, name, M, f"the paper's value is {p(name, M) - p('Deterministic', M):+.2f} from its deterministic row; "
+            row(name, M, f"the paper's value is {p(name, M) - p('Deterministic', M):+.2f} from its deterministic row; "
                                   f"ours, learned index minus gamma* over the quick sweep of a0, p and the subsidy reading: "
                                   f"{diff.min():+.2f} to {diff.max():+.2f} "
                                   f"(rewards {reached.min():.2f} to {reached.max():.2f}); the paper's k, p, kappa, step sizes and run length are not given. "
                                   + _learned_searched(table, sweep, name, M, paper.tolerance[name, M], r.verdicts),
                                   r.verdicts)
-    for M in (1, 2):
-        mean, half, _ = m_print[M]
-        cmp.new("Table II", f"policy={_PRINTED};M={M}", "average reward", format_estimate(mean, half),
-                "the index as printed in Sec. IV-A (extra u alpha^zeta), same arrivals as the other rows; diagnostic for the Deterministic row", decimals=2)
+    return out
 
 
 # -- the claims after Table II -------------------------------------------------------------------
@@ -1863,22 +1912,11 @@ class TableTwoClaims:
     projection: ClaimReadings
     gaps: dict
 
-    def table(self) -> str:
-        lines = []
-        for label, gaps in self.gaps.items():
-            lines.append(f"M=1, minus the {label} (paired, 95%):")
-            lines += [f"  {n:32s} {m_:+7.2f} ± {h:.2f}" for n, (m_, h) in gaps.items()]
-        lines.append(self.best.table("M=1, deterministic best, projected very close"))
-        e = self.better.evidence
-        lines.append(self.better.table("M=2, projected better than deterministic (paired, 95%)"))
-        lines.append(f"  (sweep, M=2: reward of the projected learned index minus gamma*'s, "
-                     f"{e['sweep_min']:+.2f} to {e['sweep_max']:+.2f})")
-        main = self.projection.evidence["main"]
-        proj = self.projection.table("projection matters (with minus without above 1 for both M)")
-        head, rest = proj.split("\n", 1)
-        lines += [head, "  main run, with minus without projection (paired, 95%): "
-                  + ", ".join(f"M={M} {m_:+.2f} ± {h:.2f}" for M, (m_, h) in main.items()), rest]
-        return "\n".join(lines)
+    def gaps_frame(self) -> pd.DataFrame:
+        """``M = 1``: each policy minus either reading of "Deterministic" (paired, 95 %)."""
+        return pd.DataFrame({f"minus the {label}": {n: f"{m_:+.2f} ± {h:.2f}"
+                                                    for n, (m_, h) in gaps.items()}
+                             for label, gaps in self.gaps.items()}).rename_axis("M=1")
 
 
 def table_two_claims(table: TableTwo, sweep: SweepSummary, paper: TableTwoPaper,
@@ -1930,12 +1968,13 @@ def table_two_claims(table: TableTwo, sweep: SweepSummary, paper: TableTwoPaper,
         gaps=gaps)
 
 
-def record_table_two_claims(cmp, claims: TableTwoClaims) -> None:
-    """Record the three claims of the text after Table II (:func:`table_two_claims`)."""
+def table_two_claim_evidence(claims: TableTwoClaims) -> dict:
+    """The evidence for the three claims of the text after Table II (:func:`table_two_claims`):
+    ``{"best": ..., "better": ..., "projection": ...}``."""
+    notes = {}
     e = claims.best.evidence
     pd1 = e["projected"]
-    cmp.claim_by_reading(
-        *_BEST_CLAIM, claims.best.verdicts,
+    notes["best"] = (
         f"Paired over the same arrivals: projected learned - exact index = {pd1[0]:+.2f} ± {pd1[1]:.2f} "
         f"({pd1[0] / e['deterministic']:+.2%}), Greedy - exact index = {e['greedy']:+.2f}; "
         f"against the printed form the learned indices gain about {e['over_printed']:+.2f}. "
@@ -1945,8 +1984,7 @@ def record_table_two_claims(cmp, claims: TableTwoClaims) -> None:
         f"differences are at most {max(h for g in claims.gaps.values() for _, h in g.values()):.2f}, so a policy "
         "better by more than that is detected.")
     e = claims.better.evidence
-    cmp.claim_by_reading(
-        "Sec. IV-B text", "M=2", "the stochastic index with projection is better than the deterministic index", claims.better.verdicts,
+    notes["better"] = (
         f"M=2, paired, 95%. In the quick sweep the projected learned index minus gamma* ranges "
         f"{e['sweep_min']:+.2f} to {e['sweep_max']:+.2f}. "
         f"The paper's 'Deterministic' 328.44 is near what the printed form earns here, not the exact index. "
@@ -1955,9 +1993,7 @@ def record_table_two_claims(cmp, claims: TableTwoClaims) -> None:
         f"is detected) and the quick sweep's {e['sweep_points']} points ({e['sweep_runs']} runs of "
         f"{e['sweep_periods']} periods each, judged on their means).")
     e = claims.projection.evidence
-    cmp.claim_by_reading(
-        "Sec. IV-B text", "M=1 and M=2", "projection matters: a significant difference between the stochastic index with and without projection",
-        claims.projection.verdicts,
+    notes["projection"] = (
         "Criterion: with minus without projection above 1 for both M (the paper: +16.65 and +26.31). Main run: "
         + ", ".join(f"M={M}: {e['main'][M][0]:+.2f} ± {e['main'][M][1]:.2f}" for M in (1, 2))
         + f". Sweep: largest gain {e['gain_max']:+.2f} (M=1), {e['gain_max_2']:+.2f} (M=2); "
@@ -1966,6 +2002,7 @@ def record_table_two_claims(cmp, claims: TableTwoClaims) -> None:
         f"{e['periods']} periods (95% half-widths {e['main'][1][1]:.2f} and {e['main'][2][1]:.2f}, well below the "
         f"criterion of 1, so a gain of 1 would be detected), and {len(claims.projection.verdicts) - 1} points of the "
         f"quick sweep ({e['sweep_runs']} runs of {e['sweep_periods']} periods, judged on their means).")
+    return notes
 
 
 # -- the subsidy as printed ---------------------------------------------------------------------
@@ -1983,12 +2020,15 @@ class StateSubsidyRows:
 
     rows: tuple
 
-    def table(self) -> str:
-        lines = []
-        for M, name, (mean, half), (dm, dh), paper_diff in self.rows:
-            lines += [f"M={M} {name}, subsidy at the state: {format_estimate(mean, half)};",
-                      f"    minus deterministic {format_estimate(dm, dh)} (paper {paper_diff:+.2f})"]
-        return "\n".join(lines)
+    def to_frame(self) -> pd.DataFrame:
+        """Per ``M`` and policy: the reward, its paired difference from the exact index, and the
+        paper's difference from its Deterministic row."""
+        return pd.DataFrame([{"M": M, "policy, subsidy at the state": name,
+                              "average reward": format_estimate(mean, half),
+                              "minus deterministic": format_estimate(dm, dh),
+                              "paper: minus its deterministic": f"{paper_diff:+.2f}"}
+                             for M, name, (mean, half), (dm, dh), paper_diff in self.rows]
+                            ).set_index(["M", "policy, subsidy at the state"])
 
 
 def subsidy_at_state(table: TableTwo, paper: TableTwoPaper) -> StateSubsidyRows:
@@ -2002,9 +2042,6 @@ def subsidy_at_state(table: TableTwo, paper: TableTwoPaper) -> StateSubsidyRows:
     return StateSubsidyRows(tuple(rows))
 
 
-def record_subsidy_at_state(cmp, state: StateSubsidyRows) -> None:
-    """Record (new rows, Table II) the learned policies with the subsidy at the state, minus the
-    exact deterministic index on the same arrivals."""
-    for M, name, _, (dm, dh), _ in state.rows:
-        cmp.new("Table II", f"policy={name}, subsidy at the state;M={M}", "average reward minus deterministic",
-                format_estimate(dm, dh), "learning with lambda_n = index of X_n (as printed after (11)) instead of the threshold; paired with the exact deterministic index on the same arrivals", decimals=2)
+#: The note of the new rows of the learned policies with the subsidy at the state.
+STATE_SUBSIDY_NOTE = ("learning with lambda_n = index of X_n (as printed after (11)) instead of the threshold; "
+                      "paired with the exact deterministic index on the same arrivals")
