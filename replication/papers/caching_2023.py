@@ -40,7 +40,7 @@ from whittle_lib.models.caching import (CachingContent, CachingProblem, check_as
                        popularity_perturbation, random_content, repair_missing_costs,
                        simulate_policy, solve_content, solve_joint, theorem51_bound,
                        whittle_priorities)
-from whittle_lib.indices import is_indexable, whittle_indices
+from whittle_lib.indices import is_indexable, is_indexable_many, whittle_indices
 from ..records import format_estimate, setting
 
 __all__ = [
@@ -674,6 +674,34 @@ def quietly_indexable(content: CachingContent, discount: float) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return bool(is_indexable(content.arm(), discount=discount))
+
+
+def _arm_arrays(P0, P1, expected_cost, fetch_cost, holding_cost):
+    """``(P0, P1, R0, R1)`` of :meth:`CachingContent.arm` for stacked chains ``P0, P1`` of
+    shape (k, K, K), ``expected_cost`` ``(P0 C)`` of shape (k, K) and costs of shape (k,):
+    the same numbers as ``arm()`` (copies and negations only)."""
+    k, K = expected_cost.shape
+    A0, A1 = np.zeros((k, 2 * K, 2 * K)), np.zeros((k, 2 * K, 2 * K))
+    A0[:, :K, :K] = A0[:, K:, :K] = P0
+    A1[:, :K, K:] = A1[:, K:, K:] = P1
+    R0 = -np.tile(expected_cost, 2)
+    R1 = -np.concatenate([np.broadcast_to(np.asarray(fetch_cost, dtype=float)[:, None], (k, K)),
+                          np.zeros((k, K))], axis=1) - np.asarray(holding_cost, dtype=float)[:, None]
+    return A0, A1, R0, R1
+
+
+def quietly_indexable_many(contents, discount: float) -> np.ndarray:
+    """:func:`quietly_indexable` of every content of ``contents`` (all with the same number of
+    levels), by :func:`whittle_lib.indices.is_indexable_many` on their stacked arms."""
+    contents = list(contents)
+    if not contents:
+        return np.zeros(0, dtype=bool)
+    arrays = _arm_arrays(np.stack([c.P0 for c in contents]), np.stack([c.P1 for c in contents]),
+                         np.stack([c.expected_missing_cost for c in contents]),
+                         [c.fetch_cost for c in contents], [c.holding_cost for c in contents])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return is_indexable_many(*arrays, discount=discount)
 
 
 def index_table(content: CachingContent, discount: float):
@@ -1503,8 +1531,16 @@ def segment_boundary(content: CachingContent, discount: float, *, n_grid: int = 
     if quietly_indexable(content, discount):
         raise ValueError("content must be non-indexable at the discount, got an indexable one")
     ts = np.linspace(0.0, 1.0, int(n_grid) + 1)
-    ok = np.array([quietly_indexable(shrunk_content(content, t), discount) for t in ts[:-1]]
-                  + [False])                        # t = 1: the content itself
+    # the grid's arms at once: P1 of shrunk_content(content, t) for every t < 1, the same
+    # element-wise operations; P0, the costs and so the rewards do not depend on t
+    m = ts.size - 1
+    P1 = content.P0 + ts[:-1, None, None] * (content.P1 - content.P0)
+    arrays = _arm_arrays(np.broadcast_to(content.P0, P1.shape), P1,
+                         np.broadcast_to(content.expected_missing_cost, (m, content.n_levels)),
+                         np.full(m, content.fetch_cost), np.full(m, content.holding_cost))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ok = np.append(is_indexable_many(*arrays, discount=discount), False)  # t = 1: content
     eps, bound = popularity_perturbation(content), theorem51_bound(discount)
 
     def bisect(lo, hi, want_low_ok):
@@ -1662,8 +1698,8 @@ def theorem51_power_search(n_levels, discounts, n_draws: int, n_steps: int, *, r
     for K in n_levels:
         for b in discounts:
             drawn = [random_sparse_content(K, rng=rng) for _ in range(int(n_draws))]
-            boundaries[K, b] = tuple(segment_boundary(c, b) for c in drawn
-                                     if not quietly_indexable(c, b))
+            ok = quietly_indexable_many(drawn, b)
+            boundaries[K, b] = tuple(segment_boundary(c, b) for c, o in zip(drawn, ok) if not o)
     closest = {}
     for b in discounts:
         segs = sorted((s for (K, bb), v in boundaries.items() if bb == b for s in v),
