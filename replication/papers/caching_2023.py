@@ -1616,11 +1616,22 @@ def segment_boundary(content: CachingContent, discount: float, *, n_grid: int = 
         ok = np.append(is_indexable_many(*arrays, discount=discount), False)  # t = 1: content
     eps, bound = popularity_perturbation(content), theorem51_bound(discount)
 
+    def shrunk_indexable(t):
+        # quietly_indexable(shrunk_content(content, t), discount) on the same arm: P1 as
+        # shrunk_content makes it, P0 and the rewards (which do not depend on t) from the grid's
+        K = content.n_levels
+        A1 = np.zeros((2 * K, 2 * K))
+        A1[:K, K:] = A1[K:, K:] = content.P0 + float(t) * (content.P1 - content.P0)
+        arm = RestlessArm(arrays[0][0], A1, arrays[2][0], arrays[3][0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return bool(is_indexable(arm, discount=discount))
+
     def bisect(lo, hi, want_low_ok):
         # lo indexable and hi not (want_low_ok) or the reverse; returns the pair narrowed
         while hi - lo > rtol * hi:
             mid = 0.5 * (lo + hi)
-            if quietly_indexable(shrunk_content(content, mid), discount) == want_low_ok:
+            if shrunk_indexable(mid) == want_low_ok:
                 lo = mid
             else:
                 hi = mid
