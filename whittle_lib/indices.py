@@ -619,7 +619,8 @@ def _ggk_many(P0, P1, R0, R1, discount):
     sigma = np.argmin(z, axis=1)
     mu = z[arms, sigma].copy()
     if n > 1:                                               # a tie for the first index
-        unsure |= np.partition(z, 1, axis=1)[:, 1] - mu <= _SUBSIDY_TOL * (scale + np.abs(mu)) * _SURE
+        gap = np.partition(z, 1, axis=1)[:, 1] - mu
+        unsure |= gap <= _SUBSIDY_TOL * (scale + np.abs(mu)) * _SURE
     z -= mu[:, None]
     done = np.zeros(k, dtype=bool)
     verdict = np.ones(k, dtype=bool)

@@ -687,8 +687,9 @@ def _arm_arrays(P0, P1, expected_cost, fetch_cost, holding_cost):
     A0[:, :K, :K] = A0[:, K:, :K] = P0
     A1[:, :K, K:] = A1[:, K:, K:] = P1
     R0 = -np.tile(expected_cost, 2)
-    R1 = -np.concatenate([np.broadcast_to(np.asarray(fetch_cost, dtype=float)[:, None], (k, K)),
-                          np.zeros((k, K))], axis=1) - np.asarray(holding_cost, dtype=float)[:, None]
+    fetch = np.broadcast_to(np.asarray(fetch_cost, dtype=float)[:, None], (k, K))
+    R1 = -np.concatenate([fetch, np.zeros((k, K))], axis=1)
+    R1 -= np.asarray(holding_cost, dtype=float)[:, None]
     return A0, A1, R0, R1
 
 
