@@ -195,3 +195,24 @@ def test_all_configs_feasible():
     problem = _problem(K=2, N=3, M=2)
     expected = [v for v in itertools.product((0, 1), repeat=3) if sum(v) <= 2]
     assert len(problem.configs) == len(expected)
+
+
+@pytest.mark.parametrize("discount", [0.5, 0.9, 0.99])
+def test_solve_content_many_is_solve_content_bit_for_bit(discount):
+    # Random birth-death and dense contents over a wide range of penalties, ties included
+    # (penalties at the indices themselves): every field equal to the single solve's.
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        c = C.random_content(5, rng=rng)
+        W = indices.whittle_indices(c.arm(), discount=discount).indices
+        lams = np.concatenate([np.linspace(-20.0, 40.0, 15), W[np.isfinite(W)]])
+        many = C.solve_content_many(c, lams, discount=discount)
+        for lam, s in zip(lams, many):
+            one = C.solve_content(c, float(lam), discount=discount)
+            assert s.lam == one.lam and s.thresholds == one.thresholds
+            assert s.iterations == one.iterations
+            for f in ("cost", "advantage", "cache"):
+                assert getattr(s, f).tobytes() == getattr(one, f).tobytes()
+    assert C.solve_content_many(c, [], discount=discount) == ()
+    with pytest.raises(ValueError, match="lams"):
+        C.solve_content_many(c, [np.nan], discount=discount)

@@ -120,3 +120,27 @@ def test_round_robin_strides():
     np.testing.assert_array_equal(blocks, [[1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1]])
     sliding = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4, record=True).active
     np.testing.assert_array_equal(sliding, [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]])
+
+
+@pytest.mark.parametrize("replications", [None, 3])
+def test_replayed_utilities_give_the_run_that_draws_them(replications):
+    # draw_new_utilities draws what the stochastic dynamics draws from the same generator, so
+    # a run that replays them is the run that draws them, bit for bit, for every policy.
+    model = crawling.table_one(250.0)
+    U = crawling.draw_new_utilities(model, 300, replications, rng=np.random.default_rng(9))
+    assert U.shape == (300,) + ((replications,) if replications else ()) + (4,)
+    for rule in (policies.WhittleRule(model), policies.ExpectedValueRule(model),
+                 policies.RoundRobinRule(4, 1)):
+        for M in (1, 2):
+            drawn = policies.simulate(model, rule, M, 300, stochastic=True,
+                                      replications=replications, rng=np.random.default_rng(9))
+            replayed = policies.simulate(model, rule, M, 300, stochastic=True,
+                                         replications=replications, utilities=U)
+            assert replayed.rewards.tobytes() == drawn.rewards.tobytes()
+    with pytest.raises(ValueError, match="longer"):
+        policies.simulate(model, rule, 1, 301, stochastic=True, replications=replications,
+                          utilities=U)
+    with pytest.raises(ValueError, match="stochastic"):
+        policies.simulate(model, rule, 1, 10, replications=replications, utilities=U)
+    with pytest.raises(ValueError, match="utilities must have shape"):
+        policies.simulate(model, rule, 1, 10, stochastic=True, replications=5, utilities=U)

@@ -21,6 +21,7 @@ from whittle_lib.indices import (
     IndexStatus,
     WhittleIndexResult,
     is_indexable,
+    is_indexable_many,
     whittle_indices,
     whittle_indices_bisection,
 )
@@ -410,6 +411,51 @@ def test_is_indexable_agrees_with_whittle_indices():
     with pytest.warns(UserWarning, match="multichain"):
         assert is_indexable(RestlessArm(np.full((2, 2), 0.5), np.eye(2), [0, 0], [1, 2]),
                             discount=1.0) is False
+
+
+def _stack(arms):
+    return [np.stack([getattr(a, f) for a in arms]) for f in ("P0", "P1", "R0", "R1")]
+
+
+@pytest.mark.parametrize("discount", [0.5, 0.9, 0.99, 0.999])
+@pytest.mark.parametrize("n", [2, 3, 6])
+def test_is_indexable_many_agrees_with_one_at_a_time(n, discount):
+    # The batched test must give is_indexable's verdict on every arm (its Notes: rounding can
+    # differ, decisions near a tolerance are re-tested one at a time). Sparse arms with many
+    # non-indexable ones and many exact ties (rows repeated), dense arms for the common case.
+    rng = np.random.default_rng(n * 1000 + int(discount * 1000))
+    arms = [sparse_arm(rng, n) for _ in range(300)] + [dense_arm(rng, n) for _ in range(100)]
+    one = np.array([is_indexable_quietly(a, discount) for a in arms])
+    many = is_indexable_many(*_stack(arms), discount=discount)
+    assert many.dtype == bool and many.shape == (400,)
+    np.testing.assert_array_equal(many, one)
+    if n > 2 and discount >= 0.9:   # the scan met non-indexable arms (rare at small discounts)
+        assert (~one).sum() >= 1
+
+
+def test_is_indexable_many_average_reward_and_empty():
+    arms = [sparse_arm(np.random.default_rng(s), 3) for s in range(40)]
+    one = np.array([is_indexable_quietly(a, 1.0) for a in arms])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)      # multichain arms warn, as is_indexable
+        many = is_indexable_many(*_stack(arms), discount=1.0)
+    np.testing.assert_array_equal(many, one)
+    empty = is_indexable_many(np.zeros((0, 3, 3)), np.zeros((0, 3, 3)), np.zeros((0, 3)),
+                              np.zeros((0, 3)), discount=0.9)
+    assert empty.shape == (0,)
+
+
+def test_is_indexable_many_rejects_bad_input():
+    P = np.full((2, 3, 3), 1 / 3)
+    R = np.zeros((2, 3))
+    with pytest.raises(ValueError, match="P0 must have shape"):
+        is_indexable_many(P[0], P, R, R, discount=0.9)
+    with pytest.raises(ValueError, match="R1 must have shape"):
+        is_indexable_many(P, P, R, R[:1], discount=0.9)
+    with pytest.raises(ValueError, match="P1 must hold stochastic"):
+        is_indexable_many(P, 2 * P, R, R, discount=0.9)
+    with pytest.raises(ValueError, match="discount"):
+        is_indexable_many(P, P, R, R, discount=1.5)
 
 
 @pytest.mark.parametrize("discount", [0.0, -0.5, 1.5, float("nan")])

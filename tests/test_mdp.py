@@ -605,3 +605,41 @@ def test_robots_warm_start_keeps_the_optimum_bit_for_bit():
     np.testing.assert_array_equal(new.bias, old.bias)
     same_row = (space.s == robots.DEPARTURE) & (space.r == space.N)  # both actions one row
     np.testing.assert_array_equal(new.policy[~same_row], old.policy[~same_row])
+
+
+@pytest.mark.parametrize("discount", [0.5, 0.9, 0.99])
+def test_dense_policy_iteration_many_is_the_single_version_bit_for_bit(discount):
+    # Many reward vectors on one chain (a sweep over a subsidy): each solution must be the
+    # single version's, bit for bit (the same LAPACK solve and BLAS products per problem).
+    rng = np.random.default_rng(17)
+    n, A, k = 7, 3, 40
+    P = rng.exponential(size=(A, n, n)) * (rng.random((A, n, n)) < 0.6)
+    P[:, np.arange(n), np.arange(n)] += 0.05
+    P /= P.sum(axis=-1, keepdims=True)
+    r = rng.normal(size=(k, A, n)) * rng.choice([0.1, 1.0, 10.0], size=(k, 1, 1))
+    tol = rng.choice([0.0, 1e-9], size=k)
+    many = mdp.dense_policy_iteration_many(P, r, discount=discount, tol=tol)
+    assert len(many) == k
+    for i, s in enumerate(many):
+        one = mdp.dense_policy_iteration(P, r[i], discount=discount, tol=tol[i])
+        assert s.value.tobytes() == one.value.tobytes()
+        assert s.q.tobytes() == one.q.tobytes()
+        assert s.policy.tolist() == one.policy.tolist()
+        assert s.iterations == one.iterations and s.gain is None
+    assert max(s.iterations for s in many) > 1      # policies that had to improve
+
+
+def test_dense_policy_iteration_many_refuses_bad_arguments():
+    P = np.full((2, 3, 3), 1 / 3)
+    r = np.zeros((4, 2, 3))
+    with pytest.raises(ValueError, match="P must"):
+        mdp.dense_policy_iteration_many(P[0], r, discount=0.5)
+    with pytest.raises(ValueError, match="r must"):
+        mdp.dense_policy_iteration_many(P, r[0], discount=0.5)
+    with pytest.raises(ValueError, match="discount"):
+        mdp.dense_policy_iteration_many(P, r, discount=1.0)
+    with pytest.raises(ValueError, match="tol"):
+        mdp.dense_policy_iteration_many(P, r, discount=0.5, tol=-1.0)
+    with pytest.raises(RuntimeError, match="still improve"):
+        mdp.dense_policy_iteration_many(P, r + np.array([0.0, 1.0])[:, None], discount=0.5,
+                                        max_iter=1)

@@ -40,7 +40,9 @@ from whittle_lib.models.caching import (CachingContent, CachingProblem, check_as
                        popularity_perturbation, random_content, repair_missing_costs,
                        simulate_policy, solve_content, solve_joint, theorem51_bound,
                        whittle_priorities)
-from whittle_lib.indices import is_indexable, whittle_indices
+from whittle_lib.indices import is_indexable, is_indexable_many, whittle_indices
+# the tolerance of check_assumptions, for a pre-filter that must never contradict it
+from whittle_lib.models.caching.assumptions import _ASSUMPTION_TOL
 from ..records import format_estimate, setting
 
 __all__ = [
@@ -757,6 +759,35 @@ def quietly_indexable(content: CachingContent, discount: float) -> bool:
         return bool(is_indexable(content.arm(), discount=discount))
 
 
+def _arm_arrays(P0, P1, expected_cost, fetch_cost, holding_cost):
+    """``(P0, P1, R0, R1)`` of :meth:`CachingContent.arm` for stacked chains ``P0, P1`` of
+    shape (k, K, K), ``expected_cost`` ``(P0 C)`` of shape (k, K) and costs of shape (k,):
+    the same numbers as ``arm()`` (copies and negations only)."""
+    k, K = expected_cost.shape
+    A0, A1 = np.zeros((k, 2 * K, 2 * K)), np.zeros((k, 2 * K, 2 * K))
+    A0[:, :K, :K] = A0[:, K:, :K] = P0
+    A1[:, :K, K:] = A1[:, K:, K:] = P1
+    R0 = -np.tile(expected_cost, 2)
+    fetch = np.broadcast_to(np.asarray(fetch_cost, dtype=float)[:, None], (k, K))
+    R1 = -np.concatenate([fetch, np.zeros((k, K))], axis=1)
+    R1 -= np.asarray(holding_cost, dtype=float)[:, None]
+    return A0, A1, R0, R1
+
+
+def quietly_indexable_many(contents, discount: float) -> np.ndarray:
+    """:func:`quietly_indexable` of every content of ``contents`` (all with the same number of
+    levels), by :func:`whittle_lib.indices.is_indexable_many` on their stacked arms."""
+    contents = list(contents)
+    if not contents:
+        return np.zeros(0, dtype=bool)
+    arrays = _arm_arrays(np.stack([c.P0 for c in contents]), np.stack([c.P1 for c in contents]),
+                         np.stack([c.expected_missing_cost for c in contents]),
+                         [c.fetch_cost for c in contents], [c.holding_cost for c in contents])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return is_indexable_many(*arrays, discount=discount)
+
+
 def index_table(content: CachingContent, discount: float):
     """``(W, indexable)``: the Whittle indices ``W(r, c)`` of ``content``, shape (2, K), rows
     ``c = 0, 1``, and the engine's indexability verdict (Figs. 2-4)."""
@@ -940,7 +971,12 @@ def random_grid_content(n_levels: int, *, rng, level_dependent: bool) -> Caching
     K = int(n_levels)
     if K != n_levels or K < 2:
         raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}")
-    rng = np.random.default_rng(rng)
+    return _grid_content(K, _grid_numbers(K, np.random.default_rng(rng), level_dependent))
+
+
+def _grid_numbers(K: int, rng, level_dependent: bool) -> tuple:
+    """The draws of :func:`random_grid_content`, in its order: ``(up0, down0, up1, down1)``
+    in hundredths (arrays of ``K`` or 1 levels), the missing costs and the fetch cost."""
     n = K if level_dependent else 1
     up0, down0 = rng.integers(0, 50, n), rng.integers(0, 50, n)     # hundredths
     up1 = up0 + rng.integers(0, 51 - up0)
@@ -948,10 +984,70 @@ def random_grid_content(n_levels: int, *, rng, level_dependent: bool) -> Caching
     slopes = np.sort(rng.integers(1, 31, K - 1))[::-1]               # tenths
     cost = np.concatenate([[0], np.cumsum(slopes)]) / 10.0
     d = rng.integers(0, 100) / 10.0
+    return up0, down0, up1, down1, cost, d
+
+
+def _grid_content(K: int, numbers: tuple) -> CachingContent:
+    """The content of :func:`random_grid_content` from its draws (:func:`_grid_numbers`)."""
+    up0, down0, up1, down1, cost, d = numbers
     per_level = lambda a: np.broadcast_to(a / 100.0, (K,))
     return CachingContent.birth_death(np.arange(K, dtype=float), cost, up0=per_level(up0),
                                       down0=per_level(down0), up1=per_level(up1),
                                       down1=per_level(down1), fetch_cost=d)
+
+
+def _clearly_not_assumption3(K: int, numbers: list) -> np.ndarray:
+    """For draws of :func:`_grid_numbers`: where ``P0 C`` or ``P1 C`` is so far from concave
+    that :func:`whittle_lib.models.caching.check_assumptions` must reject the content.
+
+    Vectorised over the draws: ``(P C)(k) = (1 - p_k - q_k) C_k + p_k C_{k+1} + q_k C_{k-1}``
+    for the birth-death chain (``p_{K-1} = q_0 = 0``) and the second differences of it on the
+    unit-spaced levels. This sum rounds differently from the check's product ``P @ C`` (by
+    ~1e-15 times the costs), so a content is rejected here only where a second difference
+    exceeds twice the check's tolerance; the others are built and checked exactly.
+    """
+    C = np.array([nb[4] for nb in numbers])
+    scale = np.maximum(1.0, np.maximum(np.abs(C).max(axis=1), K - 1.0))
+    up_next = np.concatenate([C[:, 1:], C[:, -1:]], axis=1)
+    down_next = np.concatenate([C[:, :1], C[:, :-1]], axis=1)
+    bad = np.zeros(len(numbers), dtype=bool)
+    for i_up, i_down in ((0, 1), (2, 3)):
+        p = np.array([np.broadcast_to(nb[i_up] / 100.0, (K,)) for nb in numbers])
+        q = np.array([np.broadcast_to(nb[i_down] / 100.0, (K,)) for nb in numbers])
+        p[:, -1] = 0.0
+        q[:, 0] = 0.0
+        PC = (1.0 - p - q) * C + p * up_next + q * down_next
+        bad |= np.diff(PC, n=2, axis=1).max(axis=1) > 2.0 * _ASSUMPTION_TOL * scale
+    return bad
+
+
+def _accepted_grid_contents(K: int, n: int, *, rng, level_dependent: bool, batch: int = 64):
+    """:func:`accepted_contents` of :func:`random_grid_content`: the same contents, the same
+    number drawn and the same state of ``rng`` at the end, faster.
+
+    The draws are made one content at a time as there (the same calls on ``rng``), ``batch``
+    at once; those that :func:`_clearly_not_assumption3` rejects are not built, the others
+    are built and checked as there. When the ``n``-th content is accepted inside a batch,
+    ``rng`` is put back in the state it had just after drawing it.
+    """
+    out, tried = [], 0
+    while len(out) < n:
+        numbers, states = [], []
+        for _ in range(batch):
+            numbers.append(_grid_numbers(K, rng, level_dependent))
+            states.append(rng.bit_generator.state)
+        clearly_bad = _clearly_not_assumption3(K, numbers)
+        for nb, state, bad in zip(numbers, states, clearly_bad):
+            tried += 1
+            if bad:
+                continue
+            c = _grid_content(K, nb)
+            if check_assumptions(c).assumptions_1_to_3:
+                out.append(c)
+                if len(out) == n:
+                    rng.bit_generator.state = state
+                    break
+    return out, tried
 
 
 def _upper_set(cache_row) -> bool:
@@ -1101,8 +1197,14 @@ def threshold_search(n_levels: int, n_accepted: int, discounts, *, rng,
     discounts = tuple(float(b) for b in discounts)
     for b in discounts:
         theorem51_bound(b)                              # validates the discount
-    draw = lambda K, rng: random_grid_content(K, rng=rng, level_dependent=level_dependent)
-    contents, drawn = accepted_contents(draw, n_levels, n_accepted, rng=rng)
+    if int(n_levels) != n_levels or n_levels < 2:
+        raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}")
+    if int(n_accepted) != n_accepted or n_accepted < 1:
+        raise ValueError(f"n_accepted must be an integer >= 1, got {n_accepted!r}")
+    # accepted_contents(random_grid_content, ...), without building the clear rejections
+    contents, drawn = _accepted_grid_contents(int(n_levels), int(n_accepted),
+                                              rng=np.random.default_rng(rng),
+                                              level_dependent=level_dependent)
     failures, non_indexable = [], []
     for content in contents:
         for b in discounts:
@@ -1584,15 +1686,34 @@ def segment_boundary(content: CachingContent, discount: float, *, n_grid: int = 
     if quietly_indexable(content, discount):
         raise ValueError("content must be non-indexable at the discount, got an indexable one")
     ts = np.linspace(0.0, 1.0, int(n_grid) + 1)
-    ok = np.array([quietly_indexable(shrunk_content(content, t), discount) for t in ts[:-1]]
-                  + [False])                        # t = 1: the content itself
+    # the grid's arms at once: P1 of shrunk_content(content, t) for every t < 1, the same
+    # element-wise operations; P0, the costs and so the rewards do not depend on t
+    m = ts.size - 1
+    P1 = content.P0 + ts[:-1, None, None] * (content.P1 - content.P0)
+    arrays = _arm_arrays(np.broadcast_to(content.P0, P1.shape), P1,
+                         np.broadcast_to(content.expected_missing_cost, (m, content.n_levels)),
+                         np.full(m, content.fetch_cost), np.full(m, content.holding_cost))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ok = np.append(is_indexable_many(*arrays, discount=discount), False)  # t = 1: content
     eps, bound = popularity_perturbation(content), theorem51_bound(discount)
+
+    def shrunk_indexable(t):
+        # quietly_indexable(shrunk_content(content, t), discount) on the same arm: P1 as
+        # shrunk_content makes it, P0 and the rewards (which do not depend on t) from the grid's
+        K = content.n_levels
+        A1 = np.zeros((2 * K, 2 * K))
+        A1[:K, K:] = A1[K:, K:] = content.P0 + float(t) * (content.P1 - content.P0)
+        arm = RestlessArm(arrays[0][0], A1, arrays[2][0], arrays[3][0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return bool(is_indexable(arm, discount=discount))
 
     def bisect(lo, hi, want_low_ok):
         # lo indexable and hi not (want_low_ok) or the reverse; returns the pair narrowed
         while hi - lo > rtol * hi:
             mid = 0.5 * (lo + hi)
-            if quietly_indexable(shrunk_content(content, mid), discount) == want_low_ok:
+            if shrunk_indexable(mid) == want_low_ok:
                 lo = mid
             else:
                 hi = mid
@@ -1743,8 +1864,8 @@ def theorem51_power_search(n_levels, discounts, n_draws: int, n_steps: int, *, r
     for K in n_levels:
         for b in discounts:
             drawn = [random_sparse_content(K, rng=rng) for _ in range(int(n_draws))]
-            boundaries[K, b] = tuple(segment_boundary(c, b) for c in drawn
-                                     if not quietly_indexable(c, b))
+            ok = quietly_indexable_many(drawn, b)
+            boundaries[K, b] = tuple(segment_boundary(c, b) for c, o in zip(drawn, ok) if not o)
     closest = {}
     for b in discounts:
         segs = sorted((s for (K, bb), v in boundaries.items() if bb == b for s in v),

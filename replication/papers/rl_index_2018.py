@@ -1322,9 +1322,15 @@ def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, 
         _PRINTED: PrintedIndexRule(model),
     }
 
+    # every run starts a generator from seed and draws the same arrivals whatever the policy:
+    # drawn once here and replayed by each run (the same numbers, bit for bit)
+    arrivals = crawling.draw_new_utilities(model, n_periods, replications,
+                                           rng=np.random.default_rng(seed), base_law=base_law)
+
     def run(rule, M):
         return partial(policies.simulate, model, rule, M, n_periods, stochastic=True,
-                       replications=replications, base_law=base_law, rng=np.random.default_rng(seed))
+                       replications=replications, base_law=base_law,
+                       rng=np.random.default_rng(seed), utilities=arrivals)
 
     jobs = {(name, M): run(rule, M) for M in (1, 2) for name, rule in rules.items()}
     for M in (1, 2):                 # the end of Section 4: learned with the subsidy at the state
@@ -1402,6 +1408,7 @@ class ExtendedIndexRule:
     extensions: tuple
     time_period: int | None = field(default=None, init=False)
     _masks: tuple = field(default=(), init=False, repr=False)
+    _exact: tuple = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
         m, ext = self.model, self.extensions
@@ -1420,6 +1427,9 @@ class ExtendedIndexRule:
         powers = _fp.power(m.alpha[None, :], np.arange(self._POWERS, dtype=float)[:, None])
         object.__setattr__(self, "_masks", (printed, below_fix, below_val, above_x, above_fix, above_val,
                                             powers))
+        # crawling.whittle_index's per-source constants, once (it redoes them on every call;
+        # its division by C = 1 is exact, so _whittle_index gives its bits)
+        object.__setattr__(self, "_exact", crawling._index_constants(m.u, m.alpha))
 
     _POWERS = 4000      # alpha**k tabulated for k < _POWERS (zeta stays below ~200 in floats)
 
@@ -1441,7 +1451,7 @@ class ExtendedIndexRule:
         gamma = np.empty(x.shape)
         on = printed[:, 0]                         # each form only on its own slots (the cost)
         gamma[..., on, :] = self._printed_form(x[..., on, :])
-        gamma[..., ~on, :] = crawling.whittle_index(x[..., ~on, :], m.u, m.alpha)
+        gamma[..., ~on, :] = crawling._whittle_index(x[..., ~on, :], *self._exact)
         below, above = x < m.u, x >= m.u_star
         gamma = np.where(below & below_fix, below_val, gamma)
         gamma = np.where(above & above_x, x, gamma)

@@ -41,6 +41,7 @@ from ..arms import RestlessArm
 
 __all__ = [
     "CrawlingModel",
+    "draw_new_utilities",
     "table_one",
     "utility_rate",
     "visited_states",
@@ -651,6 +652,45 @@ class CrawlingState:
 
 
 @dataclass(frozen=True)
+class _ReplayState(CrawlingState):
+    """A :class:`CrawlingState` that also counts the periods, for replayed utilities."""
+
+    period: int = 0
+
+
+def draw_new_utilities(model: CrawlingModel, n_periods: int, size=None, *, rng,
+                       base_law: str = "exponential", base_shape: float | None = None):
+    """The new utilities of ``n_periods`` successive periods, drawn as a simulation draws them.
+
+    Each period is one call ``sample_new_utility(model, size, rng=rng, ...)``, in turn: the
+    draws a stochastic :class:`CrawlingDynamics` makes from ``rng``, whatever the policy. Runs
+    of several policies on common arrivals can draw them once and replay them
+    (``CrawlingDynamics(..., utilities=...)``, or ``utilities=`` of
+    :func:`whittle_lib.models.crawling_policies.simulate`): the same numbers, bit for bit.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    n_periods : int
+    size : int, optional
+        Replications ``R``; see :func:`sample_new_utility`.
+    rng, base_law, base_shape
+        See :func:`sample_new_utility`.
+
+    Returns
+    -------
+    ndarray, shape (n_periods, [R,] N)
+    """
+    if int(n_periods) != n_periods or n_periods < 1:
+        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
+    rng = np.random.default_rng(rng)
+    out = np.stack([sample_new_utility(model, size, rng=rng, base_law=base_law,
+                                       base_shape=base_shape) for _ in range(int(n_periods))])
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
 class CrawlingDynamics:
     """The crawling model as dynamics for the core's simulator (:func:`whittle_lib.rmab.simulate`).
 
@@ -666,6 +706,10 @@ class CrawlingDynamics:
     stochastic : bool
     base_law, base_shape
         See :func:`sample_new_utility`.
+    utilities : array_like, shape (T, [R,] N), optional
+        Stochastic only: the new utility of each period, replayed in order instead of drawn
+        (from :func:`draw_new_utilities`, which draws what this dynamics would); the ``rng``
+        of :meth:`step` is then unused. A simulation of more than ``T`` periods fails.
     """
 
     model: CrawlingModel
@@ -673,10 +717,22 @@ class CrawlingDynamics:
     stochastic: bool = False
     base_law: str = "exponential"
     base_shape: float | None = None
+    utilities: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.stochastic:
             _check_base_law(self.base_law, self.base_shape)
+        if self.utilities is not None:
+            if not self.stochastic:
+                raise ValueError("utilities are replayed by the stochastic model only "
+                                 "(stochastic=True)")
+            U = np.asarray(self.utilities, dtype=float)
+            if U.ndim not in (2, 3) or U.shape[-1] != self.model.n_sources:
+                raise ValueError(f"utilities must have shape (T, [R,] {self.model.n_sources}), "
+                                 f"got {U.shape}")
+            if not (np.isfinite(U).all() and (U >= 0).all()):
+                raise ValueError("utilities must be finite and >= 0")
+            object.__setattr__(self, "utilities", U)
 
     @property
     def n_arms(self) -> int:
@@ -693,20 +749,34 @@ class CrawlingDynamics:
             # periods since a crawl that would give x0 (inf where x0 is not a visited state)
             age = np.broadcast_to(periods_to_reach(x, u, alpha), shape).copy()
             age[age < 1] = np.inf
+        if self.utilities is not None:
+            if self.utilities.shape[1:] != shape:
+                raise ValueError(f"utilities must have shape (T, {', '.join(map(str, shape))}) "
+                                 f"for this run, got {self.utilities.shape}")
+            return _ReplayState(x, age, 0)
         return CrawlingState(x, age)
 
     def step(self, state: CrawlingState, crawl: np.ndarray, rng) -> tuple[CrawlingState, np.ndarray]:
         x, model = state.x, self.model
         reward = np.sum(x, axis=-1, where=crawl)
-        new = (sample_new_utility(model, None if x.ndim == 1 else x.shape[0], rng=rng,
-                                  base_law=self.base_law, base_shape=self.base_shape)
-               if self.stochastic else np.broadcast_to(model.u, x.shape))
+        if self.utilities is not None:
+            if state.period >= self.utilities.shape[0]:
+                raise ValueError(f"utilities hold {self.utilities.shape[0]} periods, the run "
+                                 "is longer")
+            new = self.utilities[state.period]
+        elif self.stochastic:
+            new = sample_new_utility(model, None if x.ndim == 1 else x.shape[0], rng=rng,
+                                     base_law=self.base_law, base_shape=self.base_shape)
+        else:
+            new = np.broadcast_to(model.u, x.shape)
         # eqs. (2)-(3) or (17): x <- alpha x + U, then x <- U where crawled
         x_next = model.alpha * x
         x_next += new
         np.copyto(x_next, new, where=crawl)
         age = state.age + 1.0
         age[crawl] = 1.0
+        if self.utilities is not None:
+            return _ReplayState(x_next, age, state.period + 1), reward
         return CrawlingState(x_next, age), reward
 
     def observe(self, state: CrawlingState) -> np.ndarray:

@@ -180,7 +180,8 @@ class RoundRobinRule:
 def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
              stochastic: bool = False, replications: int | None = None,
              base_law: str = "exponential", base_shape: float | None = None,
-             ties: str = "lowest", record: bool = False, rng=None) -> rmab.RmabSimulation:
+             ties: str = "lowest", record: bool = False, rng=None,
+             utilities=None) -> rmab.RmabSimulation:
     """Run a priority policy on the crawling model for ``n_periods`` periods.
 
     Each period ``t``: compute the priorities from ``(x(t), age(t), t)``, crawl the top ``M``
@@ -207,6 +208,10 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
         See :func:`crawling.sample_new_utility` and :func:`top_m`.
     record : bool
         Keep the states and decisions (memory ``O(n_periods N)``).
+    utilities : array_like, shape (n_periods, [R,] N), optional
+        Stochastic model: the new utilities to replay instead of drawing them from ``rng``
+        (:func:`crawling.draw_new_utilities` with the same ``rng`` draws exactly these, so
+        several policies can share one draw of their common arrivals).
 
     Returns
     -------
@@ -217,7 +222,7 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
     n = model.n_sources
     if int(M) != M or not 0 <= M <= n:
         raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
-    dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape)
+    dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape, utilities)
     if type(rule) is WhittleRule:
         # the same selection with few indices computed (WhittleRule.screened)
         def priority(state, t):

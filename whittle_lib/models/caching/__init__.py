@@ -62,6 +62,7 @@ __all__ = [
     "theorem51_bound",
     "ContentSolution",
     "solve_content",
+    "solve_content_many",
     "StructureCheck",
     "check_structure",
     "random_content",
