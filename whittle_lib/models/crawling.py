@@ -86,7 +86,8 @@ def _as_positive(name, value, *, open_unit=False):
     bad = ~np.isfinite(arr) | (arr <= 0) | ((arr >= 1) if open_unit else False)
     if np.any(bad):
         where = "(0, 1)" if open_unit else "(0, inf)"
-        raise ValueError(f"{name} must lie in {where}, got {np.atleast_1d(arr)[np.atleast_1d(bad)][0]!r}")
+        first = np.atleast_1d(arr)[np.atleast_1d(bad)][0]
+        raise ValueError(f"{name} must lie in {where}, got {first!r}")
     return arr
 
 
@@ -572,12 +573,14 @@ def _check_base_law(base_law, base_shape):
         raise ValueError(f"base_law must be one of {tuple(BASE_LAWS)}, got {base_law!r}")
     if BASE_LAWS[base_law] is None:
         if base_shape is not None:
-            raise ValueError(f"base_shape must be None for base_law={base_law!r}, got {base_shape!r}")
+            raise ValueError(f"base_shape must be None for base_law={base_law!r}, "
+                             f"got {base_shape!r}")
         return None
     shape = BASE_LAWS[base_law] if base_shape is None else base_shape
     low = 1.0 if base_law == "lomax" else 0.0          # lomax: a finite mean needs a > 1
     if not (isinstance(shape, (int, float)) and math.isfinite(shape) and shape > low):
-        raise ValueError(f"base_shape of the {base_law} law must be a number > {low:g}, got {shape!r}")
+        raise ValueError(f"base_shape of the {base_law} law must be a number > {low:g}, "
+                         f"got {shape!r}")
     return float(shape)
 
 
@@ -756,7 +759,8 @@ class CrawlingDynamics:
             return _ReplayState(x, age, 0)
         return CrawlingState(x, age)
 
-    def step(self, state: CrawlingState, crawl: np.ndarray, rng) -> tuple[CrawlingState, np.ndarray]:
+    def step(self, state: CrawlingState, crawl: np.ndarray,
+             rng) -> tuple[CrawlingState, np.ndarray]:
         x, model = state.x, self.model
         reward = np.sum(x, axis=-1, where=crawl)
         if self.utilities is not None:

@@ -35,7 +35,8 @@ __all__ = [
 
 # -- priority rules ------------------------------------------------------------------------------
 
-_BLOCK = 1 << 15        # sources per block of the index: its work arrays (256 KiB each) stay in cache
+# sources per block of the index: its work arrays (256 KiB each) stay in cache
+_BLOCK = 1 << 15
 
 @dataclass(frozen=True)
 class WhittleRule:

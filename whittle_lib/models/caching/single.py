@@ -1,4 +1,5 @@
-"""One content under a penalty: the optimal threshold policy, its Whittle index and structure (Sec. 3)."""
+"""One content under a penalty: the optimal threshold policy, its Whittle index and structure
+(Sec. 3)."""
 
 from __future__ import annotations
 
@@ -64,9 +65,9 @@ def solve_content(content: CachingContent, lam: float, *, discount: float) -> Co
     r"""Solve the single-content problem (6)-(8) with penalty ``lam`` exactly.
 
     Policy iteration on the ``2K`` states (:func:`whittle_lib.mdp.dense_policy_iteration`:
-    dense linear solves, exact for a finite discounted MDP, [P94]_ Sec. 6.4), in costs. The threshold check allows ties within
-    ``1e-10`` times the cost scale: a state where both actions are optimal may be put on
-    either side of the threshold.
+    dense linear solves, exact for a finite discounted MDP, [P94]_ Sec. 6.4), in costs. The
+    threshold check allows ties within ``1e-10`` times the cost scale: a state where both actions
+    are optimal may be put on either side of the threshold.
 
     Parameters
     ----------
