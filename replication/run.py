@@ -197,11 +197,13 @@ def last_heading(markdown: str, current: str = "") -> str:
 
 
 class Progress:
-    """papermill/nbclient hook: prints ``[i/n] heading`` as each code cell starts, where the
-    heading is the last Markdown heading seen before the cell."""
+    """papermill/nbclient hook: prints ``name [i/n] heading`` as each code cell starts, where the
+    heading is the last Markdown heading seen before the cell (the name tells the lines of
+    notebooks run side by side apart, as ``make all`` does)."""
 
-    def __init__(self, total: int, stream=None):
+    def __init__(self, total: int, stream=None, name: str = ""):
         self.total = total
+        self.prefix = f"{name} " if name else ""
         self.heading = ""
         self.stream = stream or sys.stdout
 
@@ -209,7 +211,7 @@ class Progress:
         if cell.cell_type == "markdown":
             self.heading = last_heading(cell.source, self.heading)
         elif cell.cell_type == "code" and cell.source.strip():
-            print(f"[{cell_index + 1}/{self.total}] {self.heading}", file=self.stream,
+            print(f"{self.prefix}[{cell_index + 1}/{self.total}] {self.heading}", file=self.stream,
                   flush=True)
 
 
@@ -258,7 +260,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
 
     nb = nbformat.read(source, as_version=4)
     drop_injected_parameters(nb)
-    progress = Progress(len(nb.cells) + bool(parameters))
+    progress = Progress(len(nb.cells) + bool(parameters), name=name)
     what = ", ".join(f"{k}={format_value(v)}" for k, v in parameters.items()) or "defaults"
     print(f"running {source.relative_to(ROOT)} ({what}; kernel {kernel}, cell limit "
           f"{cell_timeout} s) into {_show(stage)}", flush=True)
