@@ -218,3 +218,28 @@ def test_steps():
     crawl = np.array([True, False])
     np.testing.assert_allclose(crawling.deterministic_step(x, crawl, u, alpha), [1.0, 2.5])
     np.testing.assert_allclose(crawling.stochastic_step(x, crawl, np.array([3.0, 4.0]), alpha), [3.0, 4.5])
+
+
+# Table I with Lambda = 250 (notebook 03's setting) for the stochastic model's index
+STOCHASTIC = crawling.table_one(250)
+
+
+def test_renewal_index_with_deterministic_utilities_is_the_closed_form():
+    # U = u: the renewal index at the visited states is the deterministic index gamma*
+    # (Theorem 1 of the 2015 paper); thresholds just below x_k crawl at x_k
+    i = 0
+    u, alpha = STOCHASTIC.u[i], STOCHASTIC.alpha[i]
+    xs = crawling.visited_states(u, alpha, np.arange(1, 9)) * (1 - 1e-9)
+    got = crawling._renewal_index(np.full(4, u), float(alpha), xs, np.random.default_rng(0), 4, 80,
+                           40_000)
+    want = crawling.whittle_index(xs / (1 - 1e-9), u, alpha)
+    # the subsidy grid has step 1.5 max R / 40000 ~ 0.014: the index is found to one step
+    step = 1.5 * got.cycle_reward.max() / 39_999
+    np.testing.assert_allclose(got.index[:-1], want[:-1], atol=step + 1e-9)
+
+
+def test_stochastic_index_validates_input():
+    with pytest.raises(ValueError, match="increasing"):
+        crawling.stochastic_whittle_index(STOCHASTIC, 0, [2.0, 1.0], rng=0)
+    with pytest.raises(ValueError, match="source"):
+        crawling.stochastic_whittle_index(STOCHASTIC, 7, [1.0, 2.0], rng=0)

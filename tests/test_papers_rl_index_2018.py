@@ -142,27 +142,6 @@ def test_one_run_tolerance_rejects_bad_input():
         B.one_run_tolerance(0.1, 0)
 
 
-def test_renewal_index_with_deterministic_utilities_is_the_closed_form():
-    # U = u: the renewal index at the visited states is the deterministic index gamma*
-    # (Theorem 1 of the 2015 paper); thresholds just below x_k crawl at x_k
-    i = 0
-    u, alpha = MODEL.u[i], MODEL.alpha[i]
-    xs = C.visited_states(u, alpha, np.arange(1, 9)) * (1 - 1e-9)
-    got = B._renewal_index(np.full(4, u), float(alpha), xs, np.random.default_rng(0), 4, 80,
-                           40_000)
-    want = C.whittle_index(xs / (1 - 1e-9), u, alpha)
-    # the subsidy grid has step 1.5 max R / 40000 ~ 0.014: the index is found to one step
-    step = 1.5 * got.cycle_reward.max() / 39_999
-    np.testing.assert_allclose(got.index[:-1], want[:-1], atol=step + 1e-9)
-
-
-def test_stochastic_index_validates_input():
-    with pytest.raises(ValueError, match="increasing"):
-        B.stochastic_whittle_index(MODEL, 0, [2.0, 1.0], rng=0)
-    with pytest.raises(ValueError, match="source"):
-        B.stochastic_whittle_index(MODEL, 7, [1.0, 2.0], rng=0)
-
-
 def test_evaluation_on_common_arrivals_is_simulate_for_one_slot():
     want = P.simulate(MODEL, P.WhittleRule(MODEL), 2, 150, stochastic=True, rng=9).average_reward
     got = B.evaluate_on_common_arrivals(MODEL, P.WhittleRule(MODEL), 2, 150, slots=1, rng=9)
@@ -300,7 +279,7 @@ def test_learned_indices_with_zero_weights_are_gamma_star():
     np.testing.assert_allclose(x[0], MODEL.u)
     np.testing.assert_allclose(x[-1], MODEL.u_star)
     g = C.whittle_index(x, MODEL.u, MODEL.alpha)
-    stoch = [B.StochasticIndex(x[:, i], g[:, i], g[:, i], g[:, i], 10) for i in range(4)]
+    stoch = [C.StochasticIndex(x[:, i], g[:, i], g[:, i], g[:, i], 10) for i in range(4)]
     comp = B.compare_indices(problem, x, stoch, {"zero": zero})
     np.testing.assert_allclose(comp.relative_stochastic, 0.0, atol=1e-12)
     np.testing.assert_allclose(comp.gap_learned["zero"], 0.0, atol=1e-12)

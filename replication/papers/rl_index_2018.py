@@ -14,8 +14,10 @@ left open and the computations that decide whether a verdict against it survives
   and the spread of one run is exact too (:func:`schedule_run_sd`). :func:`greedy_readings`
   lists every reading of the printed rule we can name; :func:`greedy_reading_rewards`
   computes each exactly (:func:`whittle_lib.models.crawling_policies.periodic_orbit`).
-* **The index of the stochastic model.** :func:`stochastic_whittle_index` computes it
-  independently of the learning code, by renewal Monte Carlo over threshold policies.
+* **The index of the stochastic model.** The library's
+  :func:`whittle_lib.models.crawling.stochastic_whittle_index` computes it independently of the
+  learning code, by renewal Monte Carlo over threshold policies; :func:`compare_indices` sets it
+  beside the learned indices.
 * **The learned indices.** :func:`learning_sweep_replication` runs the learning scheme and
   Table II's evaluation for a grid of index steps ``a0`` and projection fractions ``p`` (one
   independent replication per call, for :func:`whittle_lib.stats.replicate`).
@@ -70,8 +72,6 @@ __all__ = [
     "utility_variance",
     "schedule_run_sd",
     "one_run_tolerance",
-    "StochasticIndex",
-    "stochastic_whittle_index",
     "SweepConfig",
     "evaluate_on_common_arrivals",
     "SweepReplication",
@@ -387,101 +387,7 @@ def one_run_tolerance(run_sd: float, replications: int, *, half_digit: float = 0
     return half_digit + 1.96 * run_sd * math.sqrt(1 + 1 / replications)
 
 
-# -- the Whittle index of the stochastic model, by renewal Monte Carlo ----------------------------
-
-@dataclass(frozen=True)
-class StochasticIndex:
-    """The Whittle index of one source of the stochastic model on a grid of states.
-
-    Attributes
-    ----------
-    x : ndarray, shape (J,)
-        Thresholds ``h_j`` (states).
-    index : ndarray, shape (J,)
-        ``gamma(h_j)``: the smallest subsidy at which a threshold above ``h_j`` is optimal
-        (nan where no grid subsidy moves the optimum past ``h_j``).
-    cycle_reward, cycle_length : ndarray, shape (J,)
-        Renewal estimates of ``E[X_tau]`` and ``E[tau]`` for the threshold policy ``h_j``.
-    n_cycles : int
-    """
-
-    x: np.ndarray
-    index: np.ndarray
-    cycle_reward: np.ndarray
-    cycle_length: np.ndarray
-    n_cycles: int
-
-
-def stochastic_whittle_index(model: CrawlingModel, source: int, x, *, rng, n_cycles: int = 4000,
-                             pool: int = 20_000, max_periods: int = 200,
-                             base_law: str = "exponential", n_subsidies: int = 4000):
-    r"""The Whittle index of the stochastic crawler, by renewal Monte Carlo over thresholds.
-
-    Under the threshold policy "crawl iff :math:`X \ge h`" the chain regenerates at each crawl
-    (:math:`X = U` after it, eq. 17). A cycle lasts :math:`\tau` periods, :math:`\tau - 1`
-    passive (each paid the subsidy :math:`\lambda`) and one crawl collecting :math:`X_\tau`, so
-    the average reward is :math:`\beta(h, \lambda) = \lambda + (E X_\tau - \lambda)/E\tau`
-    (renewal-reward). Whittle's index at :math:`x` is the subsidy at which the optimal threshold
-    passes :math:`x` (eq. (5) with threshold policies, Sec. II-B): the smallest grid
-    :math:`\lambda` whose maximiser over the grid :math:`\{h_j\}` lies above :math:`x`.
-
-    The cycles of all thresholds use the same utilities (common random numbers), resampled
-    from ``pool`` exact draws of :func:`whittle_lib.models.crawling.sample_new_utility`. This uses
-    nothing of the learning code: it is the independent reference for the learned index.
-    With ``U = u`` (``base_law`` irrelevant, a degenerate pool) it gives the deterministic
-    index at the visited states (a test).
-
-    Parameters
-    ----------
-    model : CrawlingModel
-    source : int
-    x : array_like, shape (J,)
-        Increasing thresholds/states.
-    rng : numpy.random.Generator or seed
-        Keyword-only.
-    n_cycles, pool, max_periods, n_subsidies : int
-        Cycles per threshold, utilities drawn exactly, cap on a cycle's length (a cycle still
-        running is crawled then), points of the subsidy grid.
-    """
-    rng = np.random.default_rng(rng)
-    x = np.asarray(x, dtype=float)
-    if x.ndim != 1 or x.size < 2 or np.any(np.diff(x) <= 0):
-        raise ValueError("x must be an increasing 1-d array of at least 2 states")
-    if not 0 <= int(source) < model.n_sources:
-        raise ValueError(f"source must lie in [0, {model.n_sources}), got {source!r}")
-    draws = crawling.sample_new_utility(model, pool, rng=rng, base_law=base_law)[:, source]
-    return _renewal_index(draws, float(model.alpha[source]), x, rng, n_cycles, max_periods,
-                          n_subsidies)
-
-
-def _renewal_index(draws, alpha, x, rng, n_cycles, max_periods, n_subsidies):
-    idx = rng.integers(0, draws.size, size=(max_periods, n_cycles))
-    J = x.size
-    state = np.broadcast_to(draws[idx[0]], (J, n_cycles)).copy()
-    running = np.ones((J, n_cycles), dtype=bool)
-    length = np.ones((J, n_cycles))
-    reward = np.zeros((J, n_cycles))
-    for n in range(max_periods):
-        crawl = running & ((state >= x[:, None]) | (n == max_periods - 1))
-        reward[crawl] = state[crawl]
-        running &= ~crawl
-        if not running.any():
-            break
-        state = alpha * state + draws[idx[min(n + 1, max_periods - 1)]]
-        length += running
-    R, T = reward.mean(axis=1), length.mean(axis=1)
-    lam = np.linspace(0.0, 1.5 * R.max(), n_subsidies)
-    best = np.argmax(R[None, :] / T[None, :] - lam[:, None] / T[None, :], axis=1)  # (L,)
-    # running maximum: the optimal threshold is monotone in lambda (indexability, Sec. II-B)
-    best = np.maximum.accumulate(best)
-    index = np.full(J, np.nan)
-    for j in range(J):
-        above = np.flatnonzero(best > j)
-        if above.size:
-            index[j] = lam[above[0]]
-    return StochasticIndex(x=x, index=index, cycle_reward=R, cycle_length=T,
-                           n_cycles=int(n_cycles))
-
+# -- the Whittle index of the stochastic model: whittle_lib.models.crawling.stochastic_whittle_index
 
 # -- the learned indices under other index steps and projection fractions ------------------------
 
@@ -1096,7 +1002,8 @@ class IndexComparison:
 
 
 def compare_indices(problem: CrawlerIndexProblem, x: np.ndarray, stochastic, weights: dict) -> IndexComparison:
-    """Compare :func:`stochastic_whittle_index` (one :class:`StochasticIndex` per source, on the
+    """Compare :func:`~whittle_lib.models.crawling.stochastic_whittle_index` (one
+    :class:`~whittle_lib.models.crawling.StochasticIndex` per source, on the
     columns of ``x``) with ``gamma*`` and the learned indices ``gamma* + Psi^T y`` (weights
     averaged over replications)."""
     model = problem.model

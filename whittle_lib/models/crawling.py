@@ -16,13 +16,15 @@ during the period. After one crawl the deterministic state only takes the values
 being the number of periods since the last crawl.
 
 The Whittle index (Theorem 1) is :func:`whittle_index`, checked against the index by
-definition (:func:`index_by_definition`). The forms the papers printed, which differ from it,
-are in the replication notebooks (``replication.papers.crawling_2015``).
+definition (:func:`index_by_definition`); the index of the stochastic model, which has no
+closed form, is estimated by renewal Monte Carlo (:func:`stochastic_whittle_index`).
 
 References
 ----------
 K. Avrachenkov, V. Borkar, "Whittle Index Policy for Crawling Ephemeral Content", IEEE CDC
 2015 (hal-01258647).
+V. S. Borkar, K. Chadha, "A Reinforcement Learning Algorithm for Restless Bandits", Indian
+Control Conference 2018 (the stochastic model's index, Sec. IV-B).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from ..arms import RestlessArm
 
 __all__ = [
     "CrawlingModel",
+    "StochasticIndex",
+    "stochastic_whittle_index",
     "draw_new_utilities",
     "table_one",
     "utility_rate",
@@ -785,3 +789,99 @@ class CrawlingDynamics:
 
     def observe(self, state: CrawlingState) -> np.ndarray:
         return state.x.copy()
+
+
+# -- the Whittle index of the stochastic model, by renewal Monte Carlo ----------------------------
+
+@dataclass(frozen=True)
+class StochasticIndex:
+    """The Whittle index of one source of the stochastic model on a grid of states.
+
+    Attributes
+    ----------
+    x : ndarray, shape (J,)
+        Thresholds ``h_j`` (states).
+    index : ndarray, shape (J,)
+        ``gamma(h_j)``: the smallest subsidy at which a threshold above ``h_j`` is optimal
+        (nan where no grid subsidy moves the optimum past ``h_j``).
+    cycle_reward, cycle_length : ndarray, shape (J,)
+        Renewal estimates of ``E[X_tau]`` and ``E[tau]`` for the threshold policy ``h_j``.
+    n_cycles : int
+    """
+
+    x: np.ndarray
+    index: np.ndarray
+    cycle_reward: np.ndarray
+    cycle_length: np.ndarray
+    n_cycles: int
+
+
+def stochastic_whittle_index(model: CrawlingModel, source: int, x, *, rng, n_cycles: int = 4000,
+                             pool: int = 20_000, max_periods: int = 200,
+                             base_law: str = "exponential", n_subsidies: int = 4000):
+    r"""The Whittle index of the stochastic crawler, by renewal Monte Carlo over thresholds.
+
+    Under the threshold policy "crawl iff :math:`X \ge h`" the chain regenerates at each crawl
+    (:math:`X = U` after it, eq. 17). A cycle lasts :math:`\tau` periods, :math:`\tau - 1`
+    passive (each paid the subsidy :math:`\lambda`) and one crawl collecting :math:`X_\tau`, so
+    the average reward is :math:`\beta(h, \lambda) = \lambda + (E X_\tau - \lambda)/E\tau`
+    (renewal-reward). Whittle's index at :math:`x` is the subsidy at which the optimal threshold
+    passes :math:`x` (eq. (5) with threshold policies, Sec. II-B): the smallest grid
+    :math:`\lambda` whose maximiser over the grid :math:`\{h_j\}` lies above :math:`x`.
+
+    The cycles of all thresholds use the same utilities (common random numbers), resampled
+    from ``pool`` exact draws of :func:`sample_new_utility`. This uses
+    nothing of the learning code: it is the independent reference for the learned index.
+    With ``U = u`` (``base_law`` irrelevant, a degenerate pool) it gives the deterministic
+    index at the visited states (a test).
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    source : int
+    x : array_like, shape (J,)
+        Increasing thresholds/states.
+    rng : numpy.random.Generator or seed
+        Keyword-only.
+    n_cycles, pool, max_periods, n_subsidies : int
+        Cycles per threshold, utilities drawn exactly, cap on a cycle's length (a cycle still
+        running is crawled then), points of the subsidy grid.
+    """
+    rng = np.random.default_rng(rng)
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 1 or x.size < 2 or np.any(np.diff(x) <= 0):
+        raise ValueError("x must be an increasing 1-d array of at least 2 states")
+    if not 0 <= int(source) < model.n_sources:
+        raise ValueError(f"source must lie in [0, {model.n_sources}), got {source!r}")
+    draws = sample_new_utility(model, pool, rng=rng, base_law=base_law)[:, source]
+    return _renewal_index(draws, float(model.alpha[source]), x, rng, n_cycles, max_periods,
+                          n_subsidies)
+
+
+def _renewal_index(draws, alpha, x, rng, n_cycles, max_periods, n_subsidies):
+    idx = rng.integers(0, draws.size, size=(max_periods, n_cycles))
+    J = x.size
+    state = np.broadcast_to(draws[idx[0]], (J, n_cycles)).copy()
+    running = np.ones((J, n_cycles), dtype=bool)
+    length = np.ones((J, n_cycles))
+    reward = np.zeros((J, n_cycles))
+    for n in range(max_periods):
+        crawl = running & ((state >= x[:, None]) | (n == max_periods - 1))
+        reward[crawl] = state[crawl]
+        running &= ~crawl
+        if not running.any():
+            break
+        state = alpha * state + draws[idx[min(n + 1, max_periods - 1)]]
+        length += running
+    R, T = reward.mean(axis=1), length.mean(axis=1)
+    lam = np.linspace(0.0, 1.5 * R.max(), n_subsidies)
+    best = np.argmax(R[None, :] / T[None, :] - lam[:, None] / T[None, :], axis=1)  # (L,)
+    # running maximum: the optimal threshold is monotone in lambda (indexability, Sec. II-B)
+    best = np.maximum.accumulate(best)
+    index = np.full(J, np.nan)
+    for j in range(J):
+        above = np.flatnonzero(best > j)
+        if above.size:
+            index[j] = lam[above[0]]
+    return StochasticIndex(x=x, index=index, cycle_reward=R, cycle_length=T,
+                           n_cycles=int(n_cycles))
