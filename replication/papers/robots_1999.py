@@ -451,9 +451,11 @@ def check_lemma1(mu: float, *, buffers=(2, 3, 4, 5, 7, 10, 15, 20, 30, 45, 60), 
     ok, worst = True, 0.0
     for K in buffers:
         gK = _q.critical_gamma(K, mu)
+        # robots_cost(rho_grid, g, K, mu) is g * starvation + loss, bit for bit: the terms once
+        starvation, loss = _q.robots_cost_terms(rho_grid, K, mu)
         for g in np.append(gammas, gK):
             r = _q.optimal_load(g, K, mu)
-            brute = rho_grid[np.argmin(_q.robots_cost(rho_grid, g, K, mu))]
+            brute = rho_grid[np.argmin(g * starvation + loss)]
             worst = max(worst, abs(brute - r))
             side_ok = (r < 1) if g < gK - 1e-12 else (r > 1) if g > gK + 1e-12 else (r == 1)
             ok &= bool(side_ok)
@@ -470,11 +472,14 @@ def check_proposition1(mu: float, *, buffers=(2, 3, 5, 10, 30, 60),
     """
     ratios = np.arange(1.0, 30.5, 0.5) if mu_over_lambda is None else mu_over_lambda
     ok = True
-    for K, g, m in itertools.product(buffers, gammas, ratios):
+    for K, m in itertools.product(buffers, ratios):
         lam = mu / m
         n = np.arange(1, int(4 * m) + 20)
-        brute = int(n[np.argmin(_q.robots_cost(n * lam / mu, g, K, mu))])
-        ok &= _q.robots_static_optimum(lam, mu, g, K).N == brute
+        # robots_cost(n * lam / mu, g, K, mu) is g * starvation + loss, bit for bit
+        starvation, loss = _q.robots_cost_terms(n * lam / mu, K, mu)
+        for g in gammas:
+            brute = int(n[np.argmin(g * starvation + loss)])
+            ok &= _q.robots_static_optimum(lam, mu, g, K).N == brute
     return bool(ok)
 
 
