@@ -1033,11 +1033,17 @@ def table1_row(lam: float, mu: float, gamma: float, K: int, reference_states, *,
     dyn = _q.robots_dynamic_optimum(lam, mu, gamma, K, st.N)
     model, space = _q.robots_mdp(lam, mu, gamma, K, st.N)
     refs = [space.state(*x) for x in reference_states]
-    runs = {}
-    for h0 in ("zero", "cost"):
-        sw = _rvi_readings(model, refs, tau=tau, tol=tol, h0=h0)["pointwise"]
-        runs[h0] = {x: (int(sw.iterations[k]), float(-sw.gain[k]))
-                    for k, x in enumerate(reference_states)}
+    # h_0 = 0 and h_0 = c, each from every reference state, as columns of one run under the
+    # pointwise rule: each column's iterates are those of its run alone, bit for bit
+    # (whittle_lib.mdp.relative_value_iteration), and where the run stops is the rule's alone
+    h0 = np.zeros((space.n_states, 2 * len(refs)))
+    h0[:, len(refs):] = -model.rewards.max(axis=0)[:, None]
+    sw = _mdp.relative_value_iteration(
+        model, tau=tau, tol=tol, reference_state=np.asarray(refs + refs, dtype=np.int64),
+        stopping=STOPPING_READINGS["pointwise"], h0=h0, max_iter=100_000)
+    runs = {h0: {x: (int(sw.iterations[k]), float(-sw.gain[k]))
+                 for k, x in enumerate(reference_states, start=j * len(refs))}
+            for j, h0 in enumerate(("zero", "cost"))}
     return Table1Row(static=st, dynamic=dyn, rvi=runs["zero"], rvi_cost=runs["cost"])
 
 
