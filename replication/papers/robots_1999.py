@@ -43,6 +43,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import sparse
 
+from whittle_lib import _portable as _fp
 from whittle_lib import mdp as _mdp
 from whittle_lib.models import robots as _q
 from ..records import parse_setting as _parse_setting
@@ -279,10 +280,21 @@ def static_cost_loss_probability(rho, gamma: float, K: int) -> np.ndarray:
     Eq. (1) weighs the loss *rate* ``lam N P(X = K) = mu rho P(X = K)`` instead.
     """
     rho = np.atleast_1d(np.asarray(rho, dtype=float))
+    if not (np.all(rho > 0) and np.all(np.isfinite(rho))):
+        raise ValueError(f"rho must be positive and finite, got {rho}")
+    if isinstance(K, bool) or int(K) != K or K < 2:
+        raise ValueError(f"K must be an integer >= 2, got {K!r}")
+    K = int(K)
     out = np.empty_like(rho)
-    for i, x in enumerate(rho):
-        p = _q.mm1k_distribution(float(x), K)
-        out[i] = gamma * p[0] + p[K]
+    # mm1k_distribution(x, K) for all x at once, row by row the same bits: its powers are
+    # element-wise (whittle_lib._portable) and each row's sum is the sum of one row
+    i = np.arange(K + 1)
+    for above in (False, True):
+        rows = (rho > 1) == above
+        if rows.any():
+            w = _fp.power(rho[rows][:, None], i - K if above else i)
+            p = w / w.sum(axis=1, keepdims=True)
+            out[rows] = gamma * p[:, 0] + p[:, K]
     return out
 
 
