@@ -648,3 +648,25 @@ def test_every_verdict_note_says_what_was_searched():
     against = [r for r in rows if r.status in ("deviates", "claim-fails", "claim-depends")]
     assert len(against) == 53
     assert [r.key for r in against if "Searched:" not in r.note] == []
+
+
+def test_loss_probability_cost_is_the_old_row_by_row_path():
+    # static_cost_loss_probability takes every load at once; the old path called
+    # mm1k_distribution once per load: the same bits, on both sides of rho = 1 and at it
+    def one_at_a_time(rho, gamma, K):
+        out = np.empty_like(rho)
+        for i, x in enumerate(rho):
+            p = Q.mm1k_distribution(float(x), K)
+            out[i] = gamma * p[0] + p[K]
+        return out
+
+    for K, lam in ((2, 0.1), (5, 0.01), (15, 0.05), (400, 0.7)):
+        rho = np.concatenate([np.arange(1, int(4 / lam) + 20) * lam, [1.0, 1 - 1e-15, 300.0]])
+        for gamma in (0.4, 17 / 15, 2.4):
+            assert (P.static_cost_loss_probability(rho, gamma, K).tobytes()
+                    == one_at_a_time(rho, gamma, K).tobytes())
+    for bad in ([1.0, 0.0], [np.inf]):
+        with pytest.raises(ValueError, match="rho"):
+            P.static_cost_loss_probability(bad, 1.0, 5)
+    with pytest.raises(ValueError, match="K"):
+        P.static_cost_loss_probability([1.0], 1.0, 1)

@@ -6,6 +6,7 @@ chain, brute-force minimisation, relative value iteration against policy iterati
 invariants (rows sum to one, the static policy costs eq. (4)).
 """
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -246,3 +247,30 @@ def test_robots_cost_exact_matches_eq4():
         Q.robots_cost_exact(3, 0, 1, 5)
     with pytest.raises(ValueError, match="K"):
         Q.robots_cost_exact(3, 2, 1, 1)
+
+
+def test_cost_terms_give_the_cost_bit_for_bit():
+    # robots_cost = gamma * starvation + loss with robots_cost_terms' arrays, to the bit, on
+    # both sides of rho = 1, at rho = 1 and where the powers underflow (K = 400)
+    rho = np.concatenate([np.linspace(0.01, 6.0, 997), [1.0, 1 - 1e-12, 1 + 1e-12]])
+    for K, mu in ((2, 1.0), (5, 0.5), (60, 1.0), (400, 2.0)):
+        starvation, loss = Q.robots_cost_terms(rho, K, mu)
+        for gamma in (0.05, 1.4, 5.0):
+            assert np.array_equal(Q.robots_cost(rho, gamma, K, mu), gamma * starvation + loss)
+            # one load at a time: the same bits (the elementary functions are element-wise)
+            assert all(Q.robots_cost(r, gamma, K, mu) == c
+                       for r, c in zip(rho[::50], gamma * starvation[::50] + loss[::50]))
+    with pytest.raises(ValueError, match="rho"):
+        Q.robots_cost_terms([1.0, -1.0], 5)
+
+
+def test_static_optimum_is_the_old_scalar_path():
+    # robots_static_optimum costs both candidates in one call; the old path costed each alone
+    for lam, gamma, K in itertools.product((0.01, 0.05, 0.1, 1 / 5.7, 0.7), (0.1, 0.4, 1.4, 5.0),
+                                           (2, 5, 15, 2000)):
+        opt = Q.robots_static_optimum(lam, 1.0, gamma, K)
+        x = Q.optimal_load(gamma, K, 1.0) / lam
+        candidates = sorted({max(1, math.floor(x)), max(1, math.ceil(x))})
+        costs = [Q.robots_cost(n * lam / 1.0, gamma, K, 1.0) for n in candidates]
+        best = int(np.argmin(costs))
+        assert (opt.N, opt.cost) == (candidates[best], costs[best]) and type(opt.cost) is float

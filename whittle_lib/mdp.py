@@ -1323,33 +1323,65 @@ def _q_batch(mdp: FiniteMDP, H: np.ndarray, scale: float | None = None) -> np.nd
     return mdp._masked_rewards[:, :, None] + product.reshape(A, n, m)
 
 
+#: Below this many columns :func:`_rvi_loop` makes one sparse matrix-vector product per column,
+#: above it one matrix-matrix product (SciPy's ``csr_matvecs``, which adds the products of each
+#: row in the same order as ``csr_matvec``: the same bits, ``tests/test_mdp.py``).
+_ROWS_BY_VECTOR = 8
+
+
 def _rvi_loop(mdp, H, refs, tau, tol, rules, max_iter, scale=None):
     """The iteration of :func:`relative_value_iteration` on the columns of ``H``, watched by
     each of ``rules``. ``scale`` (``tau``, or ``None``) selects ``damping="expectation"``.
 
     Returns, per rule, ``(H_rule, iterations, statistic)``: the iterates at which the
     rule first held (the last iterates where it never did), the iteration of that stop
-    (``max_iter`` if none) and the statistic then. A column freezes once every rule has held;
-    with one rule ``H_rule`` is ``H`` itself."""
+    (``max_iter`` if none) and the statistic then. A column freezes once every rule has held.
+
+    The iterates are kept as rows, ``G = H.T`` (one contiguous row per reference state), so
+    that every step is a contiguous loop over ``n`` states instead of a loop of length ``m``:
+    the arithmetic of each column is that of :func:`_q_batch`'s layout, bit for bit (one
+    sparse product per column, the same element-wise operations in the same order, and
+    maxima and minima, which are exact), and the rules see the same values as ``(n, m)``
+    views ``G.T``.
+    """
     m, n_rules = refs.size, len(rules)
+    A, n = mdp.n_actions, mdp.n_states
+    stacked, rewards = mdp._stacked, mdp._masked_rewards
+    keep = 1 - tau
     iterations = np.full((n_rules, m), max_iter, dtype=np.int64)
     statistic = np.full((n_rules, m), np.inf)
     stopped = np.zeros((n_rules, m), dtype=bool)
-    frozen = [H] if n_rules == 1 else [None] * n_rules
+    frozen = [None] * n_rules
+    G = np.ascontiguousarray(H.T)
     active = np.arange(m)
+    rows = active
     for k in range(1, max_iter + 1):
-        Hs = H[:, active] if active.size < m else H
+        a = active.size
+        Gs = G if a == m else G[active]
         ref = refs[active]
+        if a < _ROWS_BY_VECTOR:   # _q_batch's sparse product, one column at a time
+            q = np.empty((a, A * n))
+            for j in range(a):
+                q[j] = stacked @ Gs[j]
+        else:   # or for all columns at once: the same sums for each (see _ROWS_BY_VECTOR)
+            q = np.ascontiguousarray((stacked @ Gs.T).T)
+        if scale is not None:
+            q *= scale
+        q = q.reshape(a, A, n)
+        q += rewards   # r + P h, as in _q_batch (a sum of two doubles does not depend on order)
+        best = q.max(axis=1)
         if scale is None:
-            Th = _q_batch(mdp, Hs).max(axis=0)
-            Hn = (1 - tau) * Hs + tau * (Th - Th[ref, np.arange(active.size)])
+            Th = best
+            Gn = keep * Gs + tau * (Th - Th[rows, ref][:, None])
         else:
-            Tt = _q_batch(mdp, Hs, scale).max(axis=0)
-            Hn = (1 - tau) * Hs + (Tt - Tt[ref, np.arange(active.size)])
-            Th = (1 - tau) * Hs + Tt   # the transformed model's Bellman operator
-        stats = [np.asarray(rule(Hn, Hs, Th, ref), dtype=float).reshape(active.size)
-                 for rule in rules]   # before H is overwritten: Hs may be H itself
-        H[:, active] = Hn
+            Gn = keep * Gs + (best - best[rows, ref][:, None])
+            Th = keep * Gs + best   # the transformed model's Bellman operator
+        stats = [np.asarray(rule(Gn.T, Gs.T, Th.T, ref), dtype=float).reshape(a)
+                 for rule in rules]
+        if a == m:
+            G = Gn
+        else:
+            G[active] = Gn
         for i, stat in enumerate(stats):
             watching = ~stopped[i, active]
             statistic[i, active[watching]] = stat[watching]
@@ -1359,17 +1391,23 @@ def _rvi_loop(mdp, H, refs, tau, tol, rules, max_iter, scale=None):
                 stopped[i, active[done]] = True
                 if n_rules > 1:
                     if frozen[i] is None:
-                        frozen[i] = np.zeros_like(H)
-                    frozen[i][:, active[done]] = Hn[:, done]
-        active = active[~stopped[:, active].all(axis=0)]
+                        frozen[i] = np.zeros_like(G)
+                    frozen[i][active[done]] = Gn[done]
+        still = ~stopped[:, active].all(axis=0)
+        if not still.all():
+            active = active[still]
+            rows = np.arange(active.size)
         if active.size == 0:
             break
+    if n_rules == 1:
+        frozen[0] = G
     for i in range(n_rules):
         if n_rules > 1 and not stopped[i].all():   # a rule that never held: the last iterates
             if frozen[i] is None:
-                frozen[i] = np.zeros_like(H)
-            frozen[i][:, ~stopped[i]] = H[:, ~stopped[i]]
-    return [(frozen[i], iterations[i], statistic[i]) for i in range(n_rules)]
+                frozen[i] = np.zeros_like(G)
+            frozen[i][~stopped[i]] = G[~stopped[i]]
+    return [(np.ascontiguousarray(frozen[i].T), iterations[i], statistic[i])
+            for i in range(n_rules)]
 
 
 def _unichain_evaluation(P: sparse.csr_array, r: np.ndarray, reference: int, x0: np.ndarray,

@@ -43,6 +43,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import sparse
 
+from whittle_lib import _portable as _fp
 from whittle_lib import mdp as _mdp
 from whittle_lib.models import robots as _q
 from ..records import parse_setting as _parse_setting
@@ -279,10 +280,21 @@ def static_cost_loss_probability(rho, gamma: float, K: int) -> np.ndarray:
     Eq. (1) weighs the loss *rate* ``lam N P(X = K) = mu rho P(X = K)`` instead.
     """
     rho = np.atleast_1d(np.asarray(rho, dtype=float))
+    if not (np.all(rho > 0) and np.all(np.isfinite(rho))):
+        raise ValueError(f"rho must be positive and finite, got {rho}")
+    if isinstance(K, bool) or int(K) != K or K < 2:
+        raise ValueError(f"K must be an integer >= 2, got {K!r}")
+    K = int(K)
     out = np.empty_like(rho)
-    for i, x in enumerate(rho):
-        p = _q.mm1k_distribution(float(x), K)
-        out[i] = gamma * p[0] + p[K]
+    # mm1k_distribution(x, K) for all x at once, row by row the same bits: its powers are
+    # element-wise (whittle_lib._portable) and each row's sum is the sum of one row
+    i = np.arange(K + 1)
+    for above in (False, True):
+        rows = (rho > 1) == above
+        if rows.any():
+            w = _fp.power(rho[rows][:, None], i - K if above else i)
+            p = w / w.sum(axis=1, keepdims=True)
+            out[rows] = gamma * p[:, 0] + p[:, K]
     return out
 
 
@@ -451,9 +463,11 @@ def check_lemma1(mu: float, *, buffers=(2, 3, 4, 5, 7, 10, 15, 20, 30, 45, 60), 
     ok, worst = True, 0.0
     for K in buffers:
         gK = _q.critical_gamma(K, mu)
+        # robots_cost(rho_grid, g, K, mu) is g * starvation + loss, bit for bit: the terms once
+        starvation, loss = _q.robots_cost_terms(rho_grid, K, mu)
         for g in np.append(gammas, gK):
             r = _q.optimal_load(g, K, mu)
-            brute = rho_grid[np.argmin(_q.robots_cost(rho_grid, g, K, mu))]
+            brute = rho_grid[np.argmin(g * starvation + loss)]
             worst = max(worst, abs(brute - r))
             side_ok = (r < 1) if g < gK - 1e-12 else (r > 1) if g > gK + 1e-12 else (r == 1)
             ok &= bool(side_ok)
@@ -470,11 +484,14 @@ def check_proposition1(mu: float, *, buffers=(2, 3, 5, 10, 30, 60),
     """
     ratios = np.arange(1.0, 30.5, 0.5) if mu_over_lambda is None else mu_over_lambda
     ok = True
-    for K, g, m in itertools.product(buffers, gammas, ratios):
+    for K, m in itertools.product(buffers, ratios):
         lam = mu / m
         n = np.arange(1, int(4 * m) + 20)
-        brute = int(n[np.argmin(_q.robots_cost(n * lam / mu, g, K, mu))])
-        ok &= _q.robots_static_optimum(lam, mu, g, K).N == brute
+        # robots_cost(n * lam / mu, g, K, mu) is g * starvation + loss, bit for bit
+        starvation, loss = _q.robots_cost_terms(n * lam / mu, K, mu)
+        for g in gammas:
+            brute = int(n[np.argmin(g * starvation + loss)])
+            ok &= _q.robots_static_optimum(lam, mu, g, K).N == brute
     return bool(ok)
 
 
@@ -1028,11 +1045,17 @@ def table1_row(lam: float, mu: float, gamma: float, K: int, reference_states, *,
     dyn = _q.robots_dynamic_optimum(lam, mu, gamma, K, st.N)
     model, space = _q.robots_mdp(lam, mu, gamma, K, st.N)
     refs = [space.state(*x) for x in reference_states]
-    runs = {}
-    for h0 in ("zero", "cost"):
-        sw = _rvi_readings(model, refs, tau=tau, tol=tol, h0=h0)["pointwise"]
-        runs[h0] = {x: (int(sw.iterations[k]), float(-sw.gain[k]))
-                    for k, x in enumerate(reference_states)}
+    # h_0 = 0 and h_0 = c, each from every reference state, as columns of one run under the
+    # pointwise rule: each column's iterates are those of its run alone, bit for bit
+    # (whittle_lib.mdp.relative_value_iteration), and where the run stops is the rule's alone
+    h0 = np.zeros((space.n_states, 2 * len(refs)))
+    h0[:, len(refs):] = -model.rewards.max(axis=0)[:, None]
+    sw = _mdp.relative_value_iteration(
+        model, tau=tau, tol=tol, reference_state=np.asarray(refs + refs, dtype=np.int64),
+        stopping=STOPPING_READINGS["pointwise"], h0=h0, max_iter=100_000)
+    runs = {h0: {x: (int(sw.iterations[k]), float(-sw.gain[k]))
+                 for k, x in enumerate(reference_states, start=j * len(refs))}
+            for j, h0 in enumerate(("zero", "cost"))}
     return Table1Row(static=st, dynamic=dyn, rvi=runs["zero"], rvi_cost=runs["cost"])
 
 

@@ -35,6 +35,7 @@ from .. import mdp as _mdp
 __all__ = [
     "mm1k_distribution",
     "robots_cost",
+    "robots_cost_terms",
     "robots_cost_exact",
     "critical_gamma",
     "optimal_load",
@@ -161,13 +162,45 @@ def robots_cost(rho, gamma: float, K: int, mu: float = 1.0):
     0.4
     """
     gamma = _positive("gamma", gamma)
+    starvation, loss = robots_cost_terms(rho, K, mu)
+    cost = gamma * starvation + loss
+    return float(cost) if cost.ndim == 0 else cost
+
+
+def robots_cost_terms(rho, K: int, mu: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """The two terms of eq. (4) that do not depend on ``gamma``: ``C = gamma P(X=0) + loss``.
+
+    :func:`robots_cost` is ``gamma * starvation + loss`` with these arrays, bit for bit, so a
+    sweep over many ``gamma`` at the same loads evaluates the elementary functions once.
+
+    Parameters
+    ----------
+    rho : float or array_like
+        Traffic intensity ``N lam / mu > 0``; vectorised.
+    K : int
+        Capacity, ``>= 2``.
+    mu : float
+        Service rate.
+
+    Returns
+    -------
+    starvation : ndarray
+        ``P(X = 0)``, the starvation probability (eq. (3) at ``i = 0``), shape of ``rho``.
+    loss : ndarray
+        ``mu rho P(X = K)``, the rate of lost pages, computed as ``mu rho P(X = 0; 1/rho)``.
+
+    Examples
+    --------
+    >>> p0, loss = robots_cost_terms(1.0, 5)
+    >>> float(p0), float(loss), robots_cost(1.0, 1.4, 5) == float(1.4 * p0 + loss)
+    (0.16666666666666666, 0.16666666666666666, True)
+    """
     mu = _positive("mu", mu)
     K = _buffer(K)
     r = np.asarray(rho, dtype=float)
     if np.any(~(r > 0)) or np.any(~np.isfinite(r)):
         raise ValueError(f"rho must be positive and finite, got {rho}")
-    cost = gamma * _empty_probability(r, K) + mu * r * _empty_probability(1.0 / r, K)
-    return float(cost) if cost.ndim == 0 else cost
+    return _empty_probability(r, K), mu * r * _empty_probability(1.0 / r, K)
 
 
 def robots_cost_exact(n: int, mu_over_lambda, gamma_over_mu, K: int) -> Fraction:
@@ -338,10 +371,11 @@ def robots_static_optimum(lam: float, mu: float, gamma: float, K: int) -> Static
     rho = optimal_load(gamma, K, mu)
     x = rho * mu / lam
     candidates = sorted({max(1, math.floor(x)), max(1, math.ceil(x))})
-    costs = [robots_cost(n * lam / mu, gamma, K, mu) for n in candidates]
+    # both candidates in one call: the same bits as one call each (element-wise arithmetic)
+    costs = robots_cost(np.array(candidates) * lam / mu, gamma, K, mu)
     best = int(np.argmin(costs))
     N = candidates[best]
-    return StaticOptimum(N=N, rho=rho, load=N * lam / mu, cost=costs[best])
+    return StaticOptimum(N=N, rho=rho, load=N * lam / mu, cost=float(costs[best]))
 
 
 def robots_large_K_optimum(lam: float, mu: float, gamma: float) -> int:
