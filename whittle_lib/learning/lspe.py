@@ -57,6 +57,7 @@ __all__ = [
     "LSPESettings",
     "LSPEResult",
     "run_lspe",
+    "run_lspe_many",
 ]
 
 _ACTIONS = ("threshold", "sample")
