@@ -585,38 +585,42 @@ def _solve_spd_rows(M, y):
 
     ``M`` of shape (R, n, n) (lower triangle read), ``y`` of shape (R, n): row ``k`` of the
     result has the bits of ``solve_spd(M[k], y[k])``, whose single system is solved in Python
-    floats with every sum running left to right. The same subtractions in the same order: the
-    Cholesky factor right-looking (entry ``(i, m)`` loses ``L_i0 L_m0``, then ``L_i1 L_m1``,
-    ...), the forward solve by columns (``w_i`` loses ``L_i0 z_0``, then ``L_i1 z_1``, ...),
-    the backward solve by rows with ``np.subtract.reduce``, which runs left to right (subtraction
-    is not reordered, unlike NumPy's pairwise sums). Rows whose pivot is not positive are nan.
+    floats with every sum running left to right. Here the same subtractions run in the same
+    order, each vectorised over the stack:
+
+    * the Cholesky factor right-looking, of ``M`` bordered by the row ``y``: entry ``(i, m)``
+      loses ``L_i0 L_m0``, then ``L_i1 L_m1``, ..., and the border row becomes the forward
+      solution ``w`` of ``L w = y`` (``w_j`` loses ``L_j0 w_0``, then ``L_j1 w_1``, ..., and is
+      divided by ``L_jj``: the forward solve of the single system);
+    * the backward solve ``L^T z = w`` by rows: ``z_i = (w_i - L_{i+1,i} z_{i+1} - ... -
+      L_{n-1,i} z_{n-1}) / L_ii`` with ``np.subtract.reduce``, which runs left to right
+      (subtraction is never reordered, unlike NumPy's pairwise sums); each product
+      ``L_ki z_k`` is formed once ``z_k`` is known.
+
+    Rows whose pivot is not positive are all nan, as ``solve_spd`` returns them.
     """
     R, n = y.shape
-    S = np.array(M, dtype=float)                    # its lower triangle becomes L
-    failed = np.zeros(R, dtype=bool)
-    for j in range(n):
-        pivot = S[:, j, j]
-        failed |= ~(pivot > 0)
-        d = np.sqrt(np.where(pivot > 0, pivot, 1.0))
-        S[:, j, j] = d
-        if j + 1 < n:
-            col = S[:, j + 1:, j] / d[:, None]
-            S[:, j + 1:, j] = col
+    S = np.zeros((R, n + 1, n + 1))
+    S[:, :n, :n] = M
+    S[:, n, :n] = y
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(n):
+            d = np.sqrt(S[:, j, j])
+            S[:, j, j] = d
+            col = S[:, j + 1:, j]
+            col /= d[:, None]
             S[:, j + 1:, j + 1:] -= col[:, :, None] * col[:, None, :]
-    diag = S[:, np.arange(n), np.arange(n)]
-    w = np.array(y, dtype=float)
-    z = np.empty((R, n))
-    for k in range(n):                                   # L w = y, by columns
-        z[:, k] = w[:, k] / diag[:, k]
-        if k + 1 < n:
-            w[:, k + 1:] -= S[:, k + 1:, k] * z[:, k, None]
-    terms = np.empty((R, n))
-    for i in range(n - 1, -1, -1):                       # L^T z = w, by rows
-        m = n - 1 - i
-        terms[:, 0] = z[:, i]
-        terms[:, 1:m + 1] = S[:, i + 1:, i] * z[:, i + 1:]
-        z[:, i] = np.subtract.reduce(terms[:, :m + 1], axis=1) / diag[:, i]
-    z[failed] = np.nan
+        ar = np.arange(n)
+        diag = S[:, ar, ar]
+        P = np.zeros((R, n, n))                      # P[:, i, k] = L_ki z_k (k > i), P_ii = w_i
+        P[:, ar, ar] = S[:, n, :n]
+        z = np.empty((R, n))
+        for i in range(n - 1, -1, -1):
+            zi = np.subtract.reduce(P[:, i, i:], axis=1) / diag[:, i]
+            z[:, i] = zi
+            if i:
+                np.multiply(S[:, i, :i], zi[:, None], out=P[:, :i, i])
+    z[~np.all(diag > 0, axis=1)] = np.nan
     return z
 
 
@@ -668,12 +672,9 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
     regularise = bool(s0.regularise)
     u, alpha, u_star = model.u, model.alpha, model.u_star
 
-    def column(values):
-        return np.array(values, dtype=float)[:, None]
-
     kappa = np.array([np.full(n_src, float(s.kappa)) for s in settings])
-    unit = column([float(s.feature_scale) for s in settings])
-    gamma = column([s.gamma for s in settings])
+    unit = np.array([float(s.feature_scale) for s in settings])[:, None]
+    gamma = np.array([s.gamma for s in settings], dtype=float)[:, None]
     delta = np.array([s.delta for s in settings], dtype=float)
     project = np.array([s.project for s in settings])
     sample = np.array([s.action != "threshold" for s in settings])
@@ -711,48 +712,58 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
     max_bound = np.zeros(R)
     limit = 1.0 / np.finfo(float).eps
     alive = np.arange(R)                             # runs in the stack, in order
+    at = slice(None)                                 # their rows in the outputs
+    # the per-run constants, cut with the state when runs leave the stack
+    per_run = dict(kappa=kappa, unit=unit, gamma=gamma, delta=delta, project=project,
+                   sample=sample, stochastic=stochastic, state_reward=state_reward,
+                   a_step=a_step, b_step=b_step, new_utility=new_utility, max_bound=max_bound)
+    rng_of = list(rngs)
 
     def features(y):                                 # value_features, stacked
         return np.concatenate([y, y[:, iu] * y[:, ju]], axis=-1)
 
-    phi = features(x / unit)
+    def flags():
+        c = per_run
+        return (c["project"].all(), c["project"].any(), np.flatnonzero(c["sample"]),
+                np.flatnonzero(c["stochastic"]), c["stochastic"].all(), c["state_reward"].any())
+
+    project_all, project_any, sampled, drawn, all_drawn, any_state = flags()
+    y = x / unit
+    phi = features(y)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(n_steps):
-            psi = threshold_basis(x / unit[alive])
+            c = per_run
+            psi = threshold_basis(y)
             t = np.multiply(q, psi).sum(axis=-1)
-            pr = project[alive]
-            if pr.all():
+            if project_all:
                 t = np.clip(t, u, u_star)
-            elif pr.any():
-                t = np.where(pr[:, None], np.clip(t, u, u_star), t)
-            smp = sample[alive]
+            elif project_any:
+                t = np.where(c["project"][:, None], np.clip(t, u, u_star), t)
             active = x >= t
-            if smp.any():
-                f = activation_probability(x, t, kappa[alive])
-                for k in np.flatnonzero(smp):
-                    active[k] = rngs[alive[k]].random(n_src) < f[k]
+            if sampled.size:
+                f = activation_probability(x, t, c["kappa"])
+                for k in sampled:
+                    active[k] = rng_of[k].random(n_src) < f[k]
             collected = np.where(active, x, 0.0).sum(axis=-1)
-            rewards[alive, n], n_active[alive, n] = collected, active.sum(axis=-1)
+            rewards[at, n], n_active[at, n] = collected, active.sum(axis=-1)
             if n % every == 0:
                 k = n // every
-                q_hist[alive, k], t_hist[alive, k], x_hist[alive, k] = q, t, x
-                r_hist[alive, k] = np.abs(r).max(axis=-1)
-            st = stochastic[alive]
-            if n % chunk == 0 and st.any():
+                q_hist[at, k], t_hist[at, k], x_hist[at, k] = q, t, x
+                r_hist[at, k] = np.abs(r).max(axis=-1)
+            if n % chunk == 0 and drawn.size:
                 size = min(chunk, n_steps - n)
-                for k in np.flatnonzero(st):
-                    new_utility[alive[k], :size] = sample_new_utility(model, size,
-                                                                      rng=rngs[alive[k]])
-            if st.all():
-                arrivals = new_utility[alive, n % chunk]
+                for k in drawn:
+                    c["new_utility"][k, :size] = sample_new_utility(model, size, rng=rng_of[k])
+            if all_drawn:
+                arrivals = c["new_utility"][:, n % chunk]
             else:
-                arrivals = np.where(st[:, None], new_utility[alive, n % chunk], u)
+                arrivals = np.where(c["stochastic"][:, None], c["new_utility"][:, n % chunk], u)
             x_next = np.where(active, arrivals, alpha * x + arrivals)
-            sr = state_reward[alive]
-            g = np.where(sr, x.sum(axis=-1), collected) if sr.any() else collected
-            phi_next = features(x_next / unit[alive])
+            g = np.where(c["state_reward"], x.sum(axis=-1), collected) if any_state else collected
+            y_next = x_next / c["unit"]
+            phi_next = features(y_next)
 
-            b_n = b_step[alive, n]
+            b_n = c["b_step"][:, n]
             bvec = running_average(bvec, phi * (g - eta)[:, None], b_n[:, None])
             eta = eta + b_n * (g - eta)
             A = running_average(A, phi[:, :, None] * (phi_next - phi)[:, None, :],
@@ -762,56 +773,67 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
                 B = running_average(B, phi[:, :, None] * phi[:, None, :], b_n[:, None, None])
                 Bt = B.swapaxes(-1, -2)
                 gram = (Bt[..., :, None, :] * Bt[..., None, :, :]).sum(axis=-1)
-                dl = delta[alive]
+                dl = c["delta"]
                 bound = (np.sqrt((gram * gram).reshape(len(alive), -1).sum(axis=-1)) + dl) / dl
-                seen = max_bound[alive]                     # max() of run_lspe: nan never wins
-                max_bound[alive] = np.where(bound > seen, bound, seen)
+                seen = c["max_bound"]                   # max() of run_lspe: nan never wins
+                c["max_bound"] = np.where(bound > seen, bound, seen)
                 broken = ~(bound < limit)
                 if broken.any():
                     for k in np.flatnonzero(broken):
-                        stopped[alive[k]] = ("breakdown", n, r[k], eta[k], B[k], B_inv[k])
+                        stopped[alive[k]] = ("breakdown", n, r[k], eta[k], B[k], B_inv[k],
+                                             c["max_bound"][k])
                     keep = ~broken
                     alive = alive[keep]
                     if not alive.size:
                         break
-                    (x, q, r, eta, B, B_inv, A, bvec, phi, phi_next, psi, t, active, rhs,
-                     gram, x_next) = (v[keep] for v in (x, q, r, eta, B, B_inv, A, bvec, phi,
-                                                       phi_next, psi, t, active, rhs, gram,
-                                                       x_next))
+                    at = alive
+                    (x, q, r, eta, B, B_inv, A, bvec, phi, phi_next, y_next, psi, t, active,
+                     rhs, gram, x_next) = (v[keep] for v in (
+                        x, q, r, eta, B, B_inv, A, bvec, phi, phi_next, y_next, psi, t, active,
+                        rhs, gram, x_next))
+                    per_run = c = {name: v[keep] for name, v in c.items()}
+                    rng_of = [g_ for g_, k in zip(rng_of, keep) if k]
+                    project_all, project_any, sampled, drawn, all_drawn, any_state = flags()
                     Bt = B.swapaxes(-1, -2)             # a view, as B.T in run_lspe
-                system = gram + delta[alive][:, None, None] * eye
+                system = gram + c["delta"][:, None, None] * eye
                 direction = _solve_spd_rows(system, np.multiply(Bt, rhs[:, None, :]).sum(axis=-1))
             else:
-                b_k = b_step[alive, n][:, None]
+                b_k = b_n[:, None]
                 bv = np.multiply(B_inv, phi[:, None, :]).sum(axis=-1)
                 denom = (1.0 - b_k) / b_k + np.multiply(phi, bv).sum(axis=-1)[:, None]
                 B_inv = ((B_inv - bv[:, :, None] * bv[:, None, :] / denom[:, :, None])
                          / (1.0 - b_k)[:, :, None])
                 direction = np.multiply(B_inv, rhs[:, None, :]).sum(axis=-1)
             value_next = np.multiply(r, phi_next).sum(axis=-1)
-            f = activation_probability(x, t, kappa[alive])
-            sc = (kappa[alive] * (f - active.astype(float)))[:, :, None] * psi
-            q = q + a_step[alive, n][:, None, None] * sc * value_next[:, None, None]
-            r = r + gamma[alive] * direction
+            kp = c["kappa"]
+            f = activation_probability(x, t, kp)
+            sc = (kp * (f - active.astype(float)))[:, :, None] * psi
+            q = q + c["a_step"][:, n][:, None, None] * sc * value_next[:, None, None]
+            r = r + c["gamma"] * direction
             finite = (np.isfinite(q).all(axis=(1, 2)) & np.isfinite(r).all(axis=1)
                       & np.isfinite(B_inv).all(axis=(1, 2)))
             if not finite.all():
-                bad = ~finite
-                for k in np.flatnonzero(bad):
-                    stopped[alive[k]] = ("diverged", n, r[k], eta[k], B[k], B_inv[k])
+                for k in np.flatnonzero(~finite):
+                    stopped[alive[k]] = ("diverged", n, r[k], eta[k], B[k], B_inv[k],
+                                         c["max_bound"][k])
                 keep = finite
                 alive = alive[keep]
                 if not alive.size:
                     break
-                x_next, phi_next, q, r, eta, B, B_inv, A, bvec = (
-                    v[keep] for v in (x_next, phi_next, q, r, eta, B, B_inv, A, bvec))
-            x, phi = x_next, phi_next
+                at = alive
+                x_next, phi_next, y_next, q, r, eta, B, B_inv, A, bvec = (
+                    v[keep] for v in (x_next, phi_next, y_next, q, r, eta, B, B_inv, A, bvec))
+                per_run = {name: v[keep] for name, v in c.items()}
+                rng_of = [g_ for g_, k in zip(rng_of, keep) if k]
+                project_all, project_any, sampled, drawn, all_drawn, any_state = flags()
+            x, phi, y = x_next, phi_next, y_next
 
-    final = {int(k): ("", None, r[i], eta[i], B[i], B_inv[i]) for i, k in enumerate(alive)}
+    final = {int(k): ("", None, r[i], eta[i], B[i], B_inv[i], per_run["max_bound"][i])
+             for i, k in enumerate(alive)}
     final.update(stopped)
     results = []
     for k, s in enumerate(settings):
-        kind, at, r_k, eta_k, B_k, Binv_k = final[k]
+        kind, at, r_k, eta_k, B_k, Binv_k, bound_k = final[k]
         with np.errstate(all="ignore"):
             M = B_k if regularise else Binv_k
             condition = float(np.linalg.cond(M)) if np.all(np.isfinite(M)) else math.nan
@@ -819,7 +841,7 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
         diverged_at = at if kind == "diverged" else None
         if breakdown_at is not None:
             warnings.warn(f"LSPE stopped at step {breakdown_at}: the condition number bound "
-                          f"{max_bound[k]:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
+                          f"{bound_k:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
                           f"(feature_scale={s.feature_scale}, delta={s.delta})", RuntimeWarning,
                           stacklevel=2)
         if diverged_at is not None:
@@ -831,5 +853,5 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
             threshold_history=t_hist[k], state_history=x_hist[k], r_norm=r_hist[k],
             r=np.array(r_k), condition=condition, eta=float(eta_k), diverged_at=diverged_at,
             breakdown_at=breakdown_at,
-            condition_bound=float(max_bound[k]) if regularise else math.nan, settings=s))
+            condition_bound=float(bound_k) if regularise else math.nan, settings=s))
     return results
