@@ -373,7 +373,8 @@ def _run_stack(model, jobs) -> list:
 def _stacks(jobs, workers: int) -> list:
     """The jobs' indices in stacks for :func:`~whittle_lib.learning.lspe.run_lspe_many`: the
     jobs that can share a stack (same ``n_steps``, ``record_every``, ``regularise``), in order,
-    each group cut into ``workers`` stacks of nearly equal size."""
+    each group dealt round-robin into ``workers`` stacks (jobs of one reading, with or without
+    arrivals to draw, spread over the workers)."""
     groups = {}
     for k, (settings, _) in enumerate(jobs):
         key = (settings.n_steps, settings.record_every, settings.regularise)
@@ -381,7 +382,7 @@ def _stacks(jobs, workers: int) -> list:
     stacks = []
     for members in groups.values():
         parts = min(workers, len(members))
-        stacks += [list(part) for part in np.array_split(members, parts)]
+        stacks += [members[k::parts] for k in range(parts)]
     return stacks
 
 
