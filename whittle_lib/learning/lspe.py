@@ -667,6 +667,8 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
         raise ValueError("settings must share n_steps, record_every and regularise, got "
                          f"{sorted({_stack_compatible(s) for s in settings})}")
     rngs = [np.random.default_rng(g) for g in rngs]
+    if len(settings) == 1:                           # one run: run_lspe's loop is faster
+        return [run_lspe(model, settings[0], rng=rngs[0])]
     R, s0 = len(settings), settings[0]
     n_src, n_steps, every = model.n_sources, int(s0.n_steps), int(s0.record_every)
     regularise = bool(s0.regularise)
