@@ -201,3 +201,70 @@ def test_condition_bound_bounds_the_condition_number():
         M = B.T @ B + delta * np.eye(6)
         # upper bound by construction; equality up to rounding is not required
         assert np.linalg.cond(M) <= tikhonov_condition_bound(B, delta) * (1 + 1e-12)
+
+
+def _fields_equal(a, b):
+    """Every field of two LSPEResults equal, arrays byte for byte (nan equal to nan)."""
+    for name in a.__dataclass_fields__:
+        va, vb = getattr(a, name), getattr(b, name)
+        if isinstance(va, np.ndarray):
+            assert va.dtype == vb.dtype and va.shape == vb.shape, name
+            assert va.tobytes() == vb.tobytes(), name
+        else:
+            assert va == vb or (va != va and vb != vb), name
+
+
+def test_stacked_runs_equal_single_runs_bit_for_bit():
+    # run_lspe_many must make run_lspe's operations in run_lspe's order: 1,200 steps cross a
+    # chunk of arrivals; the stack mixes every per-run field (decisions drawn, eq. (6) reward,
+    # mean dynamics, no projection, kappa, c, the unit) and one run that breaks down at step 0
+    # and leaves the stack. No tolerance: the runs are chaotic, a last-bit difference would grow.
+    from dataclasses import replace
+
+    from whittle_lib.learning import run_lspe_many
+    base = LSPESettings(n_steps=1200, record_every=7)
+    stack = [base, replace(base, action="sample"), replace(base, kappa=0.5),
+             replace(base, action="sample", reward="state", dynamics="deterministic"),
+             replace(base, project=False), replace(base, feature_scale=1.0),
+             replace(base, step_constant=0.9, feature_scale=10.0),
+             replace(base, action="sample", reward="state")]
+    seeds = np.random.SeedSequence(11).spawn(len(stack))
+    with pytest.warns(RuntimeWarning, match="condition number bound"):
+        many = run_lspe_many(MODEL, stack, [np.random.default_rng(s) for s in seeds])
+    with pytest.warns(RuntimeWarning, match="condition number bound"):
+        one = [run_lspe(MODEL, s, rng=np.random.default_rng(q)) for s, q in zip(stack, seeds)]
+    assert one[5].breakdown_at == 0 and sum(r.stopped_at is not None for r in one) >= 1
+    for a, b in zip(one, many):
+        _fields_equal(a, b)
+    # the corrected Sherman-Morrison path (no Tikhonov), stacked apart
+    plain = [replace(base, regularise=False), replace(base, regularise=False, project=False)]
+    many = run_lspe_many(MODEL, plain, [1, 2])
+    for s, seed, b in zip(plain, [1, 2], many):
+        _fields_equal(run_lspe(MODEL, s, rng=seed), b)
+
+
+def test_stacked_solve_equals_the_portable_single_solve():
+    from whittle_lib import _portable as fp
+    from whittle_lib.learning.lspe import _solve_spd_rows
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 14, 20)) * np.exp(rng.normal(size=(40, 14, 1)) * 3)
+    M = X @ X.swapaxes(1, 2) + 1e-3 * np.eye(14)
+    M[3] = -np.eye(14)                                 # not positive definite: all nan
+    y = rng.normal(size=(40, 14))
+    z = _solve_spd_rows(M, y)
+    for k in range(40):
+        assert z[k].tobytes() == fp.solve_spd(M[k], y[k]).tobytes()
+    assert np.isnan(z[3]).all()
+
+
+def test_stacked_runs_reject_bad_arguments():
+    from whittle_lib.learning import run_lspe_many
+    assert run_lspe_many(MODEL, [], []) == []
+    with pytest.raises(ValueError, match="model must be a CrawlingModel"):
+        run_lspe_many("table one", [LSPESettings()], [0])
+    with pytest.raises(ValueError, match="same length"):
+        run_lspe_many(MODEL, [LSPESettings()], [0, 1])
+    with pytest.raises(ValueError, match="settings must hold LSPESettings"):
+        run_lspe_many(MODEL, [{"kappa": 2.0}], [0])
+    with pytest.raises(ValueError, match="must share n_steps"):
+        run_lspe_many(MODEL, [LSPESettings(n_steps=10), LSPESettings(n_steps=20)], [0, 1])

@@ -32,6 +32,7 @@ K. Avrachenkov, V. Borkar, "Whittle Index Policy for Crawling Ephemeral Content"
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass, replace
 from functools import partial
@@ -40,7 +41,7 @@ from types import MappingProxyType
 import numpy as np
 
 from whittle_lib.models import crawling, crawling_policies as policies
-from whittle_lib.learning.lspe import (LSPEResult, LSPESettings, run_lspe, running_average,
+from whittle_lib.learning.lspe import (LSPEResult, LSPESettings, run_lspe_many, running_average,
                              sherman_morrison_average, step_sizes)
 from ..records import confidence_interval as _mean_ci, format_estimate as _est, share_reach
 from whittle_lib.stats import one_run_verdict, run_tasks, share_interval
@@ -360,20 +361,38 @@ def judge_single_runs(values, low: float, high: float) -> SingleRunVerdict:
     return SingleRunVerdict(int(np.sum((values >= low) & (values <= high))), int(values.size))
 
 
-def _run_job(model, job) -> LSPEResult:
-    settings, seed = job
+def _run_stack(model, jobs) -> list:
     with warnings.catch_warnings():
         # a worker's stderr is not the caller's: the stop is a field of the result, and
         # run_jobs warns about it in the calling process
         warnings.simplefilter("ignore", RuntimeWarning)
-        return run_lspe(model, settings, rng=np.random.default_rng(seed))
+        return run_lspe_many(model, [settings for settings, _ in jobs],
+                             [np.random.default_rng(seed) for _, seed in jobs])
+
+
+def _stacks(jobs, workers: int) -> list:
+    """The jobs' indices in stacks for :func:`~whittle_lib.learning.lspe.run_lspe_many`: the
+    jobs that can share a stack (same ``n_steps``, ``record_every``, ``regularise``), in order,
+    each group dealt round-robin into ``workers`` stacks (jobs of one reading, with or without
+    arrivals to draw, spread over the workers)."""
+    groups = {}
+    for k, (settings, _) in enumerate(jobs):
+        key = (settings.n_steps, settings.record_every, settings.regularise)
+        groups.setdefault(key, []).append(k)
+    stacks = []
+    for members in groups.values():
+        parts = min(workers, len(members))
+        stacks += [members[k::parts] for k in range(parts)]
+    return stacks
 
 
 def run_jobs(model: crawling.CrawlingModel, jobs, *, max_workers: int | None = None) -> list:
     """Run :func:`~whittle_lib.learning.run_lspe` once per ``(settings, seed)``, on every core.
 
     Like :func:`whittle_lib.stats.replicate`, but each job has its own settings, so that the
-    runs of several readings and constants share one pool (the short ones fill the gaps).
+    runs of several readings and constants share one pool (the short ones fill the gaps). The
+    jobs that can share a stack run in lock-step (:func:`~whittle_lib.learning.lspe.run_lspe_many`,
+    bit for bit ``run_lspe``), in one stack per worker.
 
     Parameters
     ----------
@@ -393,7 +412,14 @@ def run_jobs(model: crawling.CrawlingModel, jobs, *, max_workers: int | None = N
     for settings, _ in jobs:
         if not isinstance(settings, LSPESettings):
             raise ValueError(f"jobs must hold LSPESettings, got {type(settings).__name__}")
-    results = run_tasks([partial(_run_job, model, job) for job in jobs], max_workers=max_workers)
+    workers = max_workers or os.cpu_count() or 1
+    stacks = _stacks(jobs, workers)
+    done = run_tasks([partial(_run_stack, model, [jobs[k] for k in stack]) for stack in stacks],
+                     max_workers=max_workers)
+    results = [None] * len(jobs)
+    for stack, runs in zip(stacks, done):
+        for k, run in zip(stack, runs):
+            results[k] = run
     stopped = [k for k, r in enumerate(results) if r.stopped_at is not None]
     if stopped:
         warnings.warn(f"{len(stopped)} of {len(results)} LSPE runs stopped early (jobs {stopped}; "

@@ -11,7 +11,8 @@
 from .index_learning import (CrawlerIndexProblem, FiniteArmIndexProblem, IndexLearningResult,
                              LearnedIndexRule, StepSizes, learn_whittle_index, lspe_target,
                              project_perturbation)
-from .lspe import (LSPEResult, LSPESettings, activation_probability, run_lspe, running_average,
+from .lspe import (LSPEResult, LSPESettings, activation_probability, run_lspe, run_lspe_many,
+                   running_average,
                    score, sherman_morrison_average, step_sizes, threshold_basis, thresholds,
                    tikhonov_condition_bound, tikhonov_solve, tikhonov_system,
                    value_features)
@@ -21,7 +22,7 @@ __all__ = [
     "threshold_basis", "thresholds", "activation_probability", "score", "value_features",
     "running_average", "sherman_morrison_average", "tikhonov_system", "tikhonov_condition_bound",
     "tikhonov_solve", "step_sizes",
-    "LSPESettings", "LSPEResult", "run_lspe",
+    "LSPESettings", "LSPEResult", "run_lspe", "run_lspe_many",
     # index_learning
     "CrawlerIndexProblem", "FiniteArmIndexProblem", "IndexLearningResult", "LearnedIndexRule",
     "StepSizes", "learn_whittle_index", "lspe_target", "project_perturbation",

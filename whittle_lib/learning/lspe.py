@@ -57,6 +57,7 @@ __all__ = [
     "LSPESettings",
     "LSPEResult",
     "run_lspe",
+    "run_lspe_many",
 ]
 
 _ACTIONS = ("threshold", "sample")
@@ -575,3 +576,284 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
                       condition=condition, eta=float(eta), diverged_at=diverged_at,
                       breakdown_at=breakdown_at,
                       condition_bound=max_bound if s.regularise else math.nan, settings=s)
+
+
+# -- many runs in lock-step ----------------------------------------------------------------------
+
+def _solve_spd_rows(M, y):
+    """:func:`whittle_lib._portable.solve_spd` of one system, for a stack of systems.
+
+    ``M`` of shape (R, n, n) (lower triangle read), ``y`` of shape (R, n): row ``k`` of the
+    result has the bits of ``solve_spd(M[k], y[k])``, whose single system is solved in Python
+    floats with every sum running left to right. Here the same subtractions run in the same
+    order, each vectorised over the stack:
+
+    * the Cholesky factor right-looking, of ``M`` bordered by the row ``y``: entry ``(i, m)``
+      loses ``L_i0 L_m0``, then ``L_i1 L_m1``, ..., and the border row becomes the forward
+      solution ``w`` of ``L w = y`` (``w_j`` loses ``L_j0 w_0``, then ``L_j1 w_1``, ..., and is
+      divided by ``L_jj``: the forward solve of the single system);
+    * the backward solve ``L^T z = w`` by rows: ``z_i = (w_i - L_{i+1,i} z_{i+1} - ... -
+      L_{n-1,i} z_{n-1}) / L_ii`` with ``np.subtract.reduce``, which runs left to right
+      (subtraction is never reordered, unlike NumPy's pairwise sums); each product
+      ``L_ki z_k`` is formed once ``z_k`` is known.
+
+    Rows whose pivot is not positive are all nan, as ``solve_spd`` returns them.
+    """
+    R, n = y.shape
+    S = np.zeros((R, n + 1, n + 1))
+    S[:, :n, :n] = M
+    S[:, n, :n] = y
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(n):
+            d = np.sqrt(S[:, j, j])
+            S[:, j, j] = d
+            col = S[:, j + 1:, j]
+            col /= d[:, None]
+            S[:, j + 1:, j + 1:] -= col[:, :, None] * col[:, None, :]
+        ar = np.arange(n)
+        diag = S[:, ar, ar]
+        P = np.zeros((R, n, n))                      # P[:, i, k] = L_ki z_k (k > i), P_ii = w_i
+        P[:, ar, ar] = S[:, n, :n]
+        z = np.empty((R, n))
+        for i in range(n - 1, -1, -1):
+            zi = np.subtract.reduce(P[:, i, i:], axis=1) / diag[:, i]
+            z[:, i] = zi
+            if i:
+                np.multiply(S[:, i, :i], zi[:, None], out=P[:, :i, i])
+    z[~np.all(diag > 0, axis=1)] = np.nan
+    return z
+
+
+def _stack_compatible(settings: LSPESettings) -> tuple:
+    """The fields that runs stacked by :func:`run_lspe_many` must share."""
+    return (int(settings.n_steps), int(settings.record_every), bool(settings.regularise))
+
+
+def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
+    """:func:`run_lspe` for several runs at once, stacked along a leading axis.
+
+    ``run_lspe_many(model, settings, rngs)[k]`` equals ``run_lspe(model, settings[k],
+    rng=rngs[k])`` field for field and bit for bit (``tests/test_lspe.py``): every step makes
+    the same floating-point operations in the same order, only on arrays with one more axis
+    (NumPy's sums along the last axis of a C-contiguous stack run row by row as for one row; the
+    Tikhonov solve is :func:`_solve_spd_rows`), and each run draws from its own generator in the
+    order :func:`run_lspe` does. A run that stops early (breakdown, divergence) leaves the stack
+    at that step, with the same ``RuntimeWarning``.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    settings : sequence of LSPESettings
+        Equal in ``n_steps``, ``record_every`` and ``regularise``; the other fields may differ.
+    rngs : sequence of numpy.random.Generator or seeds
+        One per run.
+
+    Returns
+    -------
+    list of LSPEResult
+    """
+    if not isinstance(model, CrawlingModel):
+        raise ValueError(f"model must be a CrawlingModel, got {type(model).__name__}")
+    settings, rngs = list(settings), list(rngs)
+    if len(settings) != len(rngs):
+        raise ValueError(f"settings and rngs must have the same length, got {len(settings)} "
+                         f"and {len(rngs)}")
+    if not settings:
+        return []
+    for s in settings:
+        if not isinstance(s, LSPESettings):
+            raise ValueError(f"settings must hold LSPESettings, got {type(s).__name__}")
+    if len({_stack_compatible(s) for s in settings}) != 1:
+        raise ValueError("settings must share n_steps, record_every and regularise, got "
+                         f"{sorted({_stack_compatible(s) for s in settings})}")
+    rngs = [np.random.default_rng(g) for g in rngs]
+    if len(settings) == 1:                           # one run: run_lspe's loop is faster
+        return [run_lspe(model, settings[0], rng=rngs[0])]
+    R, s0 = len(settings), settings[0]
+    n_src, n_steps, every = model.n_sources, int(s0.n_steps), int(s0.record_every)
+    regularise = bool(s0.regularise)
+    u, alpha, u_star = model.u, model.alpha, model.u_star
+
+    kappa = np.array([np.full(n_src, float(s.kappa)) for s in settings])
+    unit = np.array([float(s.feature_scale) for s in settings])[:, None]
+    gamma = np.array([s.gamma for s in settings], dtype=float)[:, None]
+    delta = np.array([s.delta for s in settings], dtype=float)
+    project = np.array([s.project for s in settings])
+    sample = np.array([s.action != "threshold" for s in settings])
+    stochastic = np.array([s.dynamics == "stochastic" for s in settings])
+    state_reward = np.array([s.reward != "collected" for s in settings])
+    steps_of = {}
+    for s in settings:
+        if s.step_constant not in steps_of:
+            steps_of[s.step_constant] = step_sizes(np.arange(n_steps), s.step_constant)
+    a_step = np.array([steps_of[s.step_constant][0] for s in settings])
+    b_step = np.array([steps_of[s.step_constant][1] for s in settings])
+
+    q = np.array([_initial_q(model, s) for s in settings])
+    x = np.tile(u, (R, 1))
+    iu, ju = np.triu_indices(n_src)
+    ell = n_src + iu.size
+    r = np.zeros((R, ell))
+    eta = np.zeros(R)
+    eye = np.eye(ell)
+    B = np.array([s.epsilon * eye for s in settings])
+    B_inv = np.array([eye / s.epsilon for s in settings])
+    A = np.zeros((R, ell, ell))
+    bvec = np.zeros((R, ell))
+
+    rewards = np.full((R, n_steps), np.nan)
+    n_active = np.full((R, n_steps), -1, dtype=int)
+    rec_steps = np.arange(0, n_steps, every)
+    q_hist = np.full((R, rec_steps.size, n_src, 3), np.nan)
+    t_hist = np.full((R, rec_steps.size, n_src), np.nan)
+    r_hist = np.full((R, rec_steps.size), np.nan)
+    x_hist = np.full((R, rec_steps.size, n_src), np.nan)
+    chunk = 1000
+    new_utility = np.empty((R, chunk, n_src))
+    stopped = {}                                     # run -> (kind, step, r, eta, B, B_inv)
+    max_bound = np.zeros(R)
+    limit = 1.0 / np.finfo(float).eps
+    alive = np.arange(R)                             # runs in the stack, in order
+    at = slice(None)                                 # their rows in the outputs
+    # the per-run constants, cut with the state when runs leave the stack
+    per_run = dict(kappa=kappa, unit=unit, gamma=gamma, delta=delta, project=project,
+                   sample=sample, stochastic=stochastic, state_reward=state_reward,
+                   a_step=a_step, b_step=b_step, new_utility=new_utility, max_bound=max_bound)
+    rng_of = list(rngs)
+
+    def features(y):                                 # value_features, stacked
+        return np.concatenate([y, y[:, iu] * y[:, ju]], axis=-1)
+
+    def flags():
+        c = per_run
+        return (c["project"].all(), c["project"].any(), np.flatnonzero(c["sample"]),
+                np.flatnonzero(c["stochastic"]), c["stochastic"].all(), c["state_reward"].any())
+
+    project_all, project_any, sampled, drawn, all_drawn, any_state = flags()
+    y = x / unit
+    phi = features(y)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for n in range(n_steps):
+            c = per_run
+            psi = threshold_basis(y)
+            t = np.multiply(q, psi).sum(axis=-1)
+            if project_all:
+                t = np.clip(t, u, u_star)
+            elif project_any:
+                t = np.where(c["project"][:, None], np.clip(t, u, u_star), t)
+            active = x >= t
+            if sampled.size:
+                f = activation_probability(x, t, c["kappa"])
+                for k in sampled:
+                    active[k] = rng_of[k].random(n_src) < f[k]
+            collected = np.where(active, x, 0.0).sum(axis=-1)
+            rewards[at, n], n_active[at, n] = collected, active.sum(axis=-1)
+            if n % every == 0:
+                k = n // every
+                q_hist[at, k], t_hist[at, k], x_hist[at, k] = q, t, x
+                r_hist[at, k] = np.abs(r).max(axis=-1)
+            if n % chunk == 0 and drawn.size:
+                size = min(chunk, n_steps - n)
+                for k in drawn:
+                    c["new_utility"][k, :size] = sample_new_utility(model, size, rng=rng_of[k])
+            if all_drawn:
+                arrivals = c["new_utility"][:, n % chunk]
+            else:
+                arrivals = np.where(c["stochastic"][:, None], c["new_utility"][:, n % chunk], u)
+            x_next = np.where(active, arrivals, alpha * x + arrivals)
+            g = np.where(c["state_reward"], x.sum(axis=-1), collected) if any_state else collected
+            y_next = x_next / c["unit"]
+            phi_next = features(y_next)
+
+            b_n = c["b_step"][:, n]
+            bvec = running_average(bvec, phi * (g - eta)[:, None], b_n[:, None])
+            eta = eta + b_n * (g - eta)
+            A = running_average(A, phi[:, :, None] * (phi_next - phi)[:, None, :],
+                                b_n[:, None, None])
+            rhs = np.multiply(A, r[:, None, :]).sum(axis=-1) + bvec
+            if regularise:
+                B = running_average(B, phi[:, :, None] * phi[:, None, :], b_n[:, None, None])
+                Bt = B.swapaxes(-1, -2)
+                gram = (Bt[..., :, None, :] * Bt[..., None, :, :]).sum(axis=-1)
+                dl = c["delta"]
+                bound = (np.sqrt((gram * gram).reshape(len(alive), -1).sum(axis=-1)) + dl) / dl
+                seen = c["max_bound"]                   # max() of run_lspe: nan never wins
+                c["max_bound"] = np.where(bound > seen, bound, seen)
+                broken = ~(bound < limit)
+                if broken.any():
+                    for k in np.flatnonzero(broken):
+                        stopped[alive[k]] = ("breakdown", n, r[k], eta[k], B[k], B_inv[k],
+                                             c["max_bound"][k])
+                    keep = ~broken
+                    alive = alive[keep]
+                    if not alive.size:
+                        break
+                    at = alive
+                    (x, q, r, eta, B, B_inv, A, bvec, phi, phi_next, y_next, psi, t, active,
+                     rhs, gram, x_next) = (v[keep] for v in (
+                        x, q, r, eta, B, B_inv, A, bvec, phi, phi_next, y_next, psi, t, active,
+                        rhs, gram, x_next))
+                    per_run = c = {name: v[keep] for name, v in c.items()}
+                    rng_of = [g_ for g_, k in zip(rng_of, keep) if k]
+                    project_all, project_any, sampled, drawn, all_drawn, any_state = flags()
+                    Bt = B.swapaxes(-1, -2)             # a view, as B.T in run_lspe
+                system = gram + c["delta"][:, None, None] * eye
+                direction = _solve_spd_rows(system, np.multiply(Bt, rhs[:, None, :]).sum(axis=-1))
+            else:
+                b_k = b_n[:, None]
+                bv = np.multiply(B_inv, phi[:, None, :]).sum(axis=-1)
+                denom = (1.0 - b_k) / b_k + np.multiply(phi, bv).sum(axis=-1)[:, None]
+                B_inv = ((B_inv - bv[:, :, None] * bv[:, None, :] / denom[:, :, None])
+                         / (1.0 - b_k)[:, :, None])
+                direction = np.multiply(B_inv, rhs[:, None, :]).sum(axis=-1)
+            value_next = np.multiply(r, phi_next).sum(axis=-1)
+            kp = c["kappa"]
+            f = activation_probability(x, t, kp)
+            sc = (kp * (f - active.astype(float)))[:, :, None] * psi
+            q = q + c["a_step"][:, n][:, None, None] * sc * value_next[:, None, None]
+            r = r + c["gamma"] * direction
+            finite = (np.isfinite(q).all(axis=(1, 2)) & np.isfinite(r).all(axis=1)
+                      & np.isfinite(B_inv).all(axis=(1, 2)))
+            if not finite.all():
+                for k in np.flatnonzero(~finite):
+                    stopped[alive[k]] = ("diverged", n, r[k], eta[k], B[k], B_inv[k],
+                                         c["max_bound"][k])
+                keep = finite
+                alive = alive[keep]
+                if not alive.size:
+                    break
+                at = alive
+                x_next, phi_next, y_next, q, r, eta, B, B_inv, A, bvec = (
+                    v[keep] for v in (x_next, phi_next, y_next, q, r, eta, B, B_inv, A, bvec))
+                per_run = {name: v[keep] for name, v in c.items()}
+                rng_of = [g_ for g_, k in zip(rng_of, keep) if k]
+                project_all, project_any, sampled, drawn, all_drawn, any_state = flags()
+            x, phi, y = x_next, phi_next, y_next
+
+    final = {int(k): ("", None, r[i], eta[i], B[i], B_inv[i], per_run["max_bound"][i])
+             for i, k in enumerate(alive)}
+    final.update(stopped)
+    results = []
+    for k, s in enumerate(settings):
+        kind, at, r_k, eta_k, B_k, Binv_k, bound_k = final[k]
+        with np.errstate(all="ignore"):
+            M = B_k if regularise else Binv_k
+            condition = float(np.linalg.cond(M)) if np.all(np.isfinite(M)) else math.nan
+        breakdown_at = at if kind == "breakdown" else None
+        diverged_at = at if kind == "diverged" else None
+        if breakdown_at is not None:
+            warnings.warn(f"LSPE stopped at step {breakdown_at}: the condition number bound "
+                          f"{bound_k:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
+                          f"(feature_scale={s.feature_scale}, delta={s.delta})", RuntimeWarning,
+                          stacklevel=2)
+        if diverged_at is not None:
+            warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
+                          f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
+                          stacklevel=2)
+        results.append(LSPEResult(
+            rewards=rewards[k], n_active=n_active[k], q=q_hist[k], steps=rec_steps.copy(),
+            threshold_history=t_hist[k], state_history=x_hist[k], r_norm=r_hist[k],
+            r=np.array(r_k), condition=condition, eta=float(eta_k), diverged_at=diverged_at,
+            breakdown_at=breakdown_at,
+            condition_bound=float(bound_k) if regularise else math.nan, settings=s))
+    return results
