@@ -12,7 +12,7 @@ import numpy as np
 from whittle_lib import _portable as fp
 from whittle_lib.models import crawling, crawling_policies as policies
 from whittle_lib.learning import (CrawlerIndexProblem, LSPESettings, learn_whittle_index,
-                                  run_lspe)
+                                  run_lspe, run_lspe_many)
 
 
 def digest(*arrays) -> str:
@@ -43,6 +43,9 @@ def main() -> None:
     print("simulation", digest(sim.rewards))
     run = run_lspe(model, LSPESettings(n_steps=400, record_every=50), rng=3)
     print("lspe", digest(run.rewards, run.q, run.r))
+    # notebook 02's runs go stacked (run 0 is the run above, bit for bit, tests/test_lspe.py)
+    stacked = run_lspe_many(model, [LSPESettings(n_steps=400, record_every=50)] * 2, [3, 5])
+    print("lspe stacked", digest(*[a for r in stacked for a in (r.rewards, r.q, r.r)]))
     learned = learn_whittle_index(CrawlerIndexProblem(model, p=0.1), 400, rng=4,
                                   batch_shape=(2, model.n_sources), record_every=100)
     print("index learning", digest(learned.y, learned.r, learned.beta))
