@@ -71,7 +71,8 @@ def status_page(root: Path = ROOT) -> str:
     """The status page (MyST Markdown): run time and rows per status for each notebook."""
     statuses = [s.value for s in records.Status]
     lines = ["# Run times and results by status", "",
-             "Each notebook's last stored run (`make NN_name`) and the rows of its results file "
+             "Each notebook's last stored run (`make all`, two notebooks side by side on two "
+             "cores, or `make NN_name` alone) and the rows of its results file "
              "`data/results/NN_name.csv` by status, recomputed when the site is built "
              "(`make report` writes the same counts into the README and into `REPLICATION.md`, "
              "which lists every deviation and claim with its diagnosis: "
