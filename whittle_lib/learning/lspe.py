@@ -562,15 +562,7 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
     with np.errstate(all="ignore"):
         finite = np.all(np.isfinite(B if s.regularise else B_inv))
         condition = float(np.linalg.cond(B if s.regularise else B_inv)) if finite else math.nan
-    if breakdown_at is not None:
-        warnings.warn(f"LSPE stopped at step {breakdown_at}: the condition number bound "
-                      f"{max_bound:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
-                      f"(feature_scale={s.feature_scale}, delta={s.delta})", RuntimeWarning,
-                      stacklevel=2)
-    if diverged_at is not None:
-        warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
-                      f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
-                      stacklevel=2)
+    _warn_if_stopped(s, breakdown_at, max_bound, limit, diverged_at)
     return LSPEResult(rewards=rewards, n_active=n_active, q=q_hist, steps=rec_steps,
                       threshold_history=t_hist, state_history=x_hist, r_norm=r_hist, r=r,
                       condition=condition, eta=float(eta), diverged_at=diverged_at,
@@ -627,6 +619,20 @@ def _solve_spd_rows(M, y):
 def _stack_compatible(settings: LSPESettings) -> tuple:
     """The fields that runs stacked by :func:`run_lspe_many` must share."""
     return (int(settings.n_steps), int(settings.record_every), bool(settings.regularise))
+
+
+def _warn_if_stopped(s, breakdown_at, bound, limit, diverged_at) -> None:
+    """The warning of a run that stopped early, at the caller of :func:`run_lspe` or
+    :func:`run_lspe_many`."""
+    if breakdown_at is not None:
+        warnings.warn(f"LSPE stopped at step {breakdown_at}: the condition number bound "
+                      f"{bound:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
+                      f"(feature_scale={s.feature_scale}, delta={s.delta})", RuntimeWarning,
+                      stacklevel=3)
+    if diverged_at is not None:
+        warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
+                      f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
+                      stacklevel=3)
 
 
 def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
@@ -841,15 +847,7 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
             condition = float(np.linalg.cond(M)) if np.all(np.isfinite(M)) else math.nan
         breakdown_at = at if kind == "breakdown" else None
         diverged_at = at if kind == "diverged" else None
-        if breakdown_at is not None:
-            warnings.warn(f"LSPE stopped at step {breakdown_at}: the condition number bound "
-                          f"{bound_k:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
-                          f"(feature_scale={s.feature_scale}, delta={s.delta})", RuntimeWarning,
-                          stacklevel=2)
-        if diverged_at is not None:
-            warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
-                          f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
-                          stacklevel=2)
+        _warn_if_stopped(s, breakdown_at, bound_k, limit, diverged_at)
         results.append(LSPEResult(
             rewards=rewards[k], n_active=n_active[k], q=q_hist[k], steps=rec_steps.copy(),
             threshold_history=t_hist[k], state_history=x_hist[k], r_norm=r_hist[k],
