@@ -1,12 +1,12 @@
 """Whittle indices by whittle_lib against markovianbandit-pkg and against one dense LU.
 
-For n = 50, 200, 500, 1000, 2000 states and the discounted (0.9) and average-reward
-criteria, both libraries compute every index (and the indexability verdict) of the same random
-dense arm (exponential rows normalised, uniform rewards; every policy unichain and, for these
-seeds, the arm indexable). Agreement: the largest index difference. For n >= 500 a second row
-times one dense LU factorisation of an ``n x n`` matrix (LAPACK ``dgetrf``): the ratio is the
-cost of all the indices in LUs (issue 24 asked for 2; the LU and the two triangular solves with
-n right-hand sides that build the recursion's first matrix cost about 4 by themselves, see
+For n = 50, 200, 500, 1000, 2000 states and the discounted (0.9) and average-reward criteria, both
+libraries compute every index (and the indexability verdict) of the same random dense arm
+(``whittle_lib.builders.random_arm``: Dirichlet rows, normal rewards; every policy unichain and,
+for these seeds, the arm indexable). Agreement: the largest index difference. For n >= 500 a second
+row times one dense LU factorisation of an ``n x n`` matrix (LAPACK ``dgetrf``): the ratio is the
+cost of all the indices in LUs (issue 24 asked for 2; the LU and the two triangular solves with n
+right-hand sides that build the recursion's first matrix cost about 4 by themselves, see
 ``whittle_lib.indices.whittle_indices``, Notes).
 
 markovianbandit is imported with NumPy's error state saved and restored (it calls
@@ -21,19 +21,12 @@ from scipy import linalg
 
 from harness import case, compare, quiet_import, quietly
 from whittle_lib.arms import RestlessArm
+from whittle_lib.builders import random_arm
 from whittle_lib.indices import whittle_indices
 
 SIZES = (50, 200, 500, 1000, 2000)
 CRITERIA = ((0.9, "discounted"), (1.0, "average"))
 REPEATS = {50: 20, 200: 10, 500: 5, 1000: 3, 2000: 2}
-
-
-def random_arm(seed: int, n: int) -> RestlessArm:
-    rng = np.random.default_rng(seed)
-    P = rng.exponential(size=(2, n, n))
-    P /= P.sum(axis=-1, keepdims=True)
-    R = rng.random((2, n))
-    return RestlessArm(P0=P[0], P1=P[1], R0=R[0], R1=R[1])
 
 
 def load_peer():
@@ -63,13 +56,13 @@ def _indexable(result) -> None:
 @case("indices.random_dense")
 def random_dense() -> None:
     peer = load_peer()
-    warm = random_arm(0, 8)
+    warm = random_arm(8, rng=0)
     for discount, _ in CRITERIA:  # numba compilation, not timed
         whittle_indices(warm, discount=discount)
         if peer:
             peer(warm, discount)
     for n in SIZES:
-        arm = random_arm(n, n)
+        arm = random_arm(n, rng=n)
         for discount, label in CRITERIA:
             name = f"indices.random_dense.n{n}.{label}"
             ours = lambda: whittle_indices(arm, discount=discount)  # noqa: E731

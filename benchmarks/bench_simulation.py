@@ -32,23 +32,15 @@ import numpy as np
 
 from harness import case, compare
 from whittle_lib import rmab
-from whittle_lib.arms import RestlessArm
+from whittle_lib.builders import random_arm
 from whittle_lib.models import crawling, crawling_policies as policies
 
 M_SHARE = 100            # M = N / 100
 
 
-def _arm(seed: int, n: int) -> RestlessArm:
-    rng = np.random.default_rng(seed)
-    P = rng.exponential(size=(2, n, n))
-    P /= P.sum(axis=-1, keepdims=True)
-    R = rng.random((2, n))
-    return RestlessArm(P0=P[0], P1=P[1], R0=R[0], R1=R[1])
-
-
 def _finite_system(N: int, types: int, n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
-    kinds = [_arm(seed + k, n) for k in range(types)]
+    kinds = [random_arm(n, rng=seed + k) for k in range(types)]
     which = rng.integers(0, types, N)
     arm_list = [kinds[k] for k in which]
     tables = rng.random((N, n))                     # one table per arm: no ties
@@ -90,7 +82,7 @@ def finite_million():
     system = rmab.FiniteArms(arm_list)
     rule = rmab.IndexRule(tables)
     reference = _NumpyFinite(kinds, which, tables)
-    compare(f"simulation.finite.n1e6 (N*T/ours = arm-periods/s)",
+    compare("simulation.finite.n1e6 (N*T/ours = arm-periods/s)",
             lambda: rmab.simulate(system, rule, M, periods, replications=None, rng=1).rewards,
             lambda: reference.run(M, periods, 1),
             "NumPy step (argpartition)",
@@ -188,7 +180,7 @@ def crawling_former():
 @case("simulation.counts.n1e6")
 def counts_million():
     N, periods, n = 1_000_000, 20, 10
-    arm = _arm(7, n)
+    arm = random_arm(n, rng=7)
     table = np.random.default_rng(7).random(n)
     counts = np.zeros(n, dtype=np.int64)
     counts[0] = N
@@ -204,7 +196,7 @@ def counts_million():
 @case("simulation.counts.n1e9")
 def counts_billion():
     periods, n = 200, 10
-    arm = _arm(7, n)
+    arm = random_arm(n, rng=7)
     table = np.random.default_rng(7).random(n)
 
     def run(N):
