@@ -633,6 +633,15 @@ def _check_run(n_periods, warmup, discount, replications, M, n_arms: int, thresh
     return n_periods, warmup, discount, replications
 
 
+def _simulation(rewards, state_log, active_log, record: bool, warmup: int,
+                discount) -> "RmabSimulation":
+    """The result of :func:`simulate` or :func:`simulate_counts`, with the logs if recorded."""
+    if not record:
+        return RmabSimulation(rewards, warmup=warmup, discount=discount)
+    return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log), warmup=warmup,
+                          discount=discount)
+
+
 def _nan_priority_error(priority, states, dynamics, t: int) -> ValueError:
     where = np.argwhere(np.isnan(priority))[0]
     arm = int(where[-1])
@@ -746,10 +755,7 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         states, reward = dynamics.step(states, active, rng)
         if t >= warmup:
             rewards[t - warmup] = reward
-    if not record:
-        return RmabSimulation(rewards, warmup=warmup, discount=discount)
-    return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log), warmup=warmup,
-                          discount=discount)
+    return _simulation(rewards, state_log, active_log, record, warmup, discount)
 
 
 def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *,
@@ -838,10 +844,7 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
         c = moved.sum(axis=(-3, -2))
         if t >= warmup:
             rewards[t - warmup] = reward
-    if not record:
-        return RmabSimulation(rewards, warmup=warmup, discount=discount)
-    return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log), warmup=warmup,
-                          discount=discount)
+    return _simulation(rewards, state_log, active_log, record, warmup, discount)
 
 
 @dataclass(frozen=True)
