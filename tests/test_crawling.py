@@ -243,3 +243,18 @@ def test_stochastic_index_validates_input():
         crawling.stochastic_whittle_index(STOCHASTIC, 0, [2.0, 1.0], rng=0)
     with pytest.raises(ValueError, match="source"):
         crawling.stochastic_whittle_index(STOCHASTIC, 7, [1.0, 2.0], rng=0)
+
+
+@pytest.mark.parametrize("base_law", ["exponential", "deterministic", "lognormal", "lomax"])
+def test_new_utilities_do_not_depend_on_the_block_size(base_law, monkeypatch):
+    # sample_new_utility makes and sums the contents a block of cells at a time; blocks
+    # smaller than one cell (7 contents), a few cells, and all at once give the same bits
+    # and leave the generator in the same state
+    model = crawling.table_one(25.0)
+    draws = []
+    for block in (7, 300, 1 << 40):
+        monkeypatch.setattr(crawling, "_SAMPLE_BLOCK", block)
+        rng = np.random.default_rng(12)
+        draws.append((crawling.sample_new_utility(model, 50, rng=rng, base_law=base_law).tobytes(),
+                      rng.random()))
+    assert draws[0] == draws[1] == draws[2]

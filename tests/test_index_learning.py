@@ -9,12 +9,17 @@ References used:
    Whittle index of ``whittle_lib.indices.whittle_indices``.
 3. Invariants: the crawler's learned index is the deterministic index when nothing is
    learned; runs with one seed are identical.
+4. The plain loop: ``learn_whittle_index`` computes what depends on the chain alone a block
+   of steps at a time; ``_plain_loop`` below is the step-by-step loop it replaced, and both
+   give the same bits. ``learn_whittle_index_many`` gives each run the bits it has alone.
 """
 
 import numpy as np
 import pytest
 from scipy import optimize
 
+from whittle_lib import _portable as fp
+from whittle_lib.builders import random_arm
 from whittle_lib.models import crawling
 from whittle_lib.arms import RestlessArm
 from whittle_lib.indices import whittle_indices
@@ -24,6 +29,7 @@ from whittle_lib.learning import (
     LearnedIndexRule,
     StepSizes,
     learn_whittle_index,
+    learn_whittle_index_many,
     lspe_target,
     project_perturbation,
 )
@@ -253,3 +259,134 @@ def test_finite_arm_problem_validation():
 def test_learned_rule_validation():
     with pytest.raises(ValueError, match="y must have shape"):
         LearnedIndexRule(CrawlerIndexProblem(crawling.table_one(250)), np.zeros(6))
+
+
+# -- the blocked loop against the plain one; stacked runs against single ones -------------------
+
+def _plain_loop(problem, n_steps, *, rng, batch_shape, steps=StepSizes(), burn_in=0,
+                subsidy_at="threshold", regularisation=1e-3, chunk=2000):
+    """The coupled iteration step by step, every quantity computed at its step (the loop that
+    learn_whittle_index ran before it computed the chain's quantities by blocks)."""
+    rng = np.random.default_rng(rng)
+    shape = problem.check_batch_shape(tuple(batch_shape))
+    m, K = problem.n_features, problem.n_index_features
+    x = problem.initial_state(shape)
+    r, y = np.zeros(shape + (m,)), np.zeros(shape + (K,))
+    B, A = np.zeros(shape + (m, m)), np.zeros(shape + (m, m))
+    sum_phi, sum_phi_g, sum_g = np.zeros(shape + (m,)), np.zeros(shape + (m,)), np.zeros(shape)
+    eye, step_scale = regularisation * np.eye(m), problem.step_scale()
+    projections = np.zeros(shape, dtype=np.int64)
+    for start in range(0, n_steps, chunk):
+        length = min(chunk, n_steps - start)
+        thresholds, noise = problem.draw(length, shape, rng)
+        base_t = problem.base_index(thresholds)
+        psi_t = problem.psi(thresholds, base_t)
+        c_n = steps.c(np.arange(start, start + length))
+        a_n = steps.a(np.arange(start, start + length))
+        for j in range(length):
+            n, xt = start + j, thresholds[j]
+            x_a, x_p = problem.successors(x, noise[j])
+            active = x >= xt
+            x_next = np.where(active, x_a, x_p)
+            base_x = problem.base_index(x)
+            psi_x = problem.psi(x, base_x)
+            if subsidy_at == "threshold":
+                lam = base_t[j] + np.sum(psi_t[j] * y, axis=-1)
+            else:
+                lam = base_x + np.sum(psi_x * y, axis=-1)
+            r_active, r_passive = problem.reward_active(x), problem.reward_passive(x)
+            g = np.where(active, r_active, lam + r_passive)
+            phi = problem.phi(x, xt)
+            B += phi[..., :, None] * phi[..., None, :]
+            A += phi[..., :, None] * (problem.phi(x_next, xt) - phi)[..., None, :]
+            sum_phi += phi
+            sum_phi_g += phi * g[..., None]
+            sum_g += g
+            b = sum_phi_g - (sum_g / (n + 1))[..., None] * sum_phi
+            r_old = r
+            r = r + c_n[j] * (lspe_target(r, B + eye, A, b) - r)
+            target = (r_active - r_passive
+                      + np.sum((problem.phi(x_a, x) - problem.phi(x_p, x)) * r_old, axis=-1))
+            error = base_x + np.sum(psi_x * y, axis=-1) - target
+            y_tilde = y - (a_n[j] / step_scale * error)[..., None] * psi_x
+            y, moved = project_perturbation(y_tilde, psi_x, problem.bound(x, base_x))
+            if n >= burn_in:
+                projections += moved
+            x = x_next
+    return y, r, B, A, projections
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("case", ["crawler variants", "crawler at the state", "finite arm"])
+def test_blocked_loop_has_the_bits_of_the_plain_loop(case, monkeypatch):
+    from whittle_lib.learning import index_learning
+    model = crawling.table_one(250)
+    problem, shape, kw = {
+        "crawler variants": (CrawlerIndexProblem(model, p=(0.1, None)), (2, 3, 4), {}),
+        "crawler at the state": (CrawlerIndexProblem(model, p=0.05, base_law="deterministic"),
+                                 (4,), dict(subsidy_at="state", steps=StepSizes(a0=0.5))),
+        # m = 16 features: sums of 8 or more terms, where NumPy's summation is pairwise
+        "finite arm": (FiniteArmIndexProblem(random_arm(4, rng=7)), (5,), {}),
+    }[case]
+    # blocks of 37 steps and chunks of 150: both boundaries fall inside the run
+    monkeypatch.setattr(index_learning, "_BLOCK_DOUBLES", 37 * int(np.prod(shape)) * problem.n_features ** 2)
+    y, r, B, A, projections = _plain_loop(problem, 400, rng=3, batch_shape=shape, chunk=150,
+                                          burn_in=50, **kw)
+    res = learn_whittle_index(problem, 400, rng=3, batch_shape=shape, chunk=150, burn_in=50,
+                              **kw)
+    for name, ours, plain in (("y", res.y, y), ("r", res.r, r), ("B", res.B, B), ("A", res.A, A),
+                              ("projections", res.projections, projections)):
+        assert _same_bits(ours, plain), name
+
+
+def test_stacked_runs_have_the_bits_of_single_runs():
+    problem = CrawlerIndexProblem(crawling.table_one(250), p=(0.05, 0.2, None))
+    runs = [(StepSizes(a0=a0), where) for where in ("threshold", "state") for a0 in (0.05, 5.0)]
+    kw = dict(batch_shape=(3, 2, 4), burn_in=100, record_every=50, chunk=170,
+              record_trajectory=True)
+    many = learn_whittle_index_many(problem, 400, rng=np.random.default_rng(8),
+                                    steps=[s for s, _ in runs], subsidy_at=[w for _, w in runs],
+                                    **kw)
+    assert len(many) == len(runs)
+    for (steps, where), got in zip(runs, many):
+        alone = learn_whittle_index(problem, 400, rng=np.random.default_rng(8), steps=steps,
+                                    subsidy_at=where, **kw)
+        for field in ("y", "r", "beta", "B", "A", "b", "y_path", "path_steps", "projections",
+                      "projections_burn_in"):
+            assert _same_bits(getattr(got, field), getattr(alone, field)), (where, field)
+        for key in alone.trajectory:
+            assert _same_bits(got.trajectory[key], alone.trajectory[key]), (where, key)
+    # one subsidy reading for all runs, or one step size for all
+    one = learn_whittle_index_many(problem, 60, rng=2, steps=StepSizes(), batch_shape=(3, 1, 4),
+                                   subsidy_at=["threshold", "state"])
+    assert len(one) == 2 and not np.array_equal(one[0].y, one[1].y)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(steps=[StepSizes()] * 2, subsidy_at=["state"] * 3), "same length"),
+    (dict(steps=[]), "at least one run"),
+    (dict(steps=[0.05]), "steps must hold StepSizes"),
+    (dict(steps=StepSizes(), subsidy_at=["threshold", "nowhere"]), "subsidy_at must be"),
+])
+def test_stacked_runs_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        learn_whittle_index_many(CrawlerIndexProblem(crawling.table_one(250)), 5, rng=0,
+                                 batch_shape=(4,), **kwargs)
+
+
+def test_cholesky_then_solve_is_solve_spd():
+    rng = np.random.default_rng(4)
+    G = rng.standard_normal((3, 5, 7, 7))
+    M = G @ np.swapaxes(G, -1, -2) + 0.1 * np.eye(7)
+    M[0, 1] = -np.eye(7)                                  # not positive definite: nan
+    y = rng.standard_normal((2, 3, 5, 7))                 # one more leading axis than M
+    L, failed = fp.cholesky(M)
+    assert failed.tolist() == (np.arange(15).reshape(3, 5) == 1).tolist()
+    z = fp.solve_cholesky(L, failed, y)
+    assert _same_bits(z, fp.solve_spd(M, y))
+    with pytest.raises(ValueError, match="stack"):
+        fp.cholesky(np.eye(3))

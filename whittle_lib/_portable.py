@@ -36,7 +36,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["exp", "expm1", "log", "log1p", "power", "cos", "dot", "matvec", "solve_spd"]
+__all__ = ["exp", "expm1", "log", "log1p", "power", "cos", "dot", "matvec", "solve_spd", "cholesky",
+           "solve_cholesky"]
 
 # fdlibm (Sun Microsystems, 1993), e_exp.c and e_log.c: the split of ln 2 and the coefficients
 _LN2_HI = 6.93147180369123816490e-01
@@ -812,8 +813,38 @@ def solve_spd(M, y):
     batch = np.broadcast_shapes(M.shape[:-2], y.shape[:-1])
     if not batch:
         return _solve_spd_one(M, y)
-    M = np.broadcast_to(M, batch + (n, n))
-    y = np.broadcast_to(y, batch + (n,))
+    L, failed = cholesky(np.broadcast_to(M, batch + (n, n)))
+    return solve_cholesky(L, failed, np.broadcast_to(y, batch + (n,)))
+
+
+def cholesky(M):
+    """The Cholesky factors of a stack of systems, as :func:`solve_spd` computes them.
+
+    Parameters
+    ----------
+    M : ndarray, shape (..., n, n)
+        Symmetric positive definite; only the lower triangle is read. At least one leading
+        axis: the factors of one system alone are :func:`solve_spd`'s Python-float path.
+
+    Returns
+    -------
+    L : ndarray, shape (..., n, n)
+        Lower triangular, ``M = L L^T`` (column by column, Golub & Van Loan, Algorithm 4.2.1).
+    failed : ndarray of bool, shape (...)
+        Systems with a pivot that is not positive; their ``L`` is not a factor.
+
+    Notes
+    -----
+    ``solve_spd(M, y)`` of a stack is ``solve_cholesky(*cholesky(M), y)`` bit for bit: a loop
+    that solves many right-hand sides with matrices known in advance can factor them all at
+    once (:func:`whittle_lib.learning.learn_whittle_index` factors a block of steps) and solve
+    one step at a time.
+    """
+    M = np.asarray(M, dtype=float)
+    n = M.shape[-1]
+    if M.ndim < 3 or M.shape[-2] != n:
+        raise ValueError(f"M must be a stack (..., n, n) of systems, got shape {M.shape}")
+    batch = M.shape[:-2]
     L = np.zeros(batch + (n, n))
     failed = np.zeros(batch, dtype=bool)
     for j in range(n):
@@ -825,12 +856,31 @@ def solve_spd(M, y):
         if j + 1 < n:
             below = M[..., j + 1:, j] - (L[..., j + 1:, :j] * row[..., None, :]).sum(axis=-1)
             L[..., j + 1:, j] = below / diag[..., None]
+    return L, failed
+
+
+def solve_cholesky(L, failed, y):
+    """Solve ``L L^T z = y`` by two triangular solves (the second half of :func:`solve_spd`).
+
+    Parameters
+    ----------
+    L, failed : ndarray
+        From :func:`cholesky`; broadcast against ``y``'s leading axes.
+    y : ndarray, shape (..., n)
+
+    Returns
+    -------
+    ndarray, shape (..., n)
+        ``z``; all ``nan`` where ``failed``.
+    """
+    n = L.shape[-1]
+    batch = np.broadcast_shapes(L.shape[:-2], np.shape(y)[:-1])
     z = np.empty(batch + (n,))
     for i in range(n):                                   # L w = y
         z[..., i] = (y[..., i] - (L[..., i, :i] * z[..., :i]).sum(axis=-1)) / L[..., i, i]
     for i in range(n - 1, -1, -1):                       # L^T z = w
         z[..., i] = (z[..., i] - (L[..., i + 1:, i] * z[..., i + 1:]).sum(axis=-1)) / L[..., i, i]
-    z[failed] = np.nan
+    z[np.broadcast_to(failed, batch)] = np.nan
     return z
 
 

@@ -55,7 +55,7 @@ from whittle_lib.models.crawling import CrawlingModel
 from ..records import confidence_interval, format_estimate
 from whittle_lib.stats import run_tasks
 from whittle_lib.learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
-                                       learn_whittle_index)
+                                                 learn_whittle_index_many)
 from whittle_lib import _portable as _fp
 from .crawling_2015 import _eta_printed, index_2018
 
@@ -501,17 +501,18 @@ def learning_sweep_replication(config: SweepConfig, *, rng) -> SweepReplication:
     projections = np.empty((S, A, V, N), dtype=np.int64)
     problem = CrawlerIndexProblem(model, p=tuple(config.ps), base_law=config.base_law)
     ys = np.zeros((S * A * V + 1, N, problem.n_index_features))    # last slot: y = 0, gamma*
-    for s, subsidy in enumerate(config.subsidy_at):
-        for a, a0 in enumerate(config.a0s):
-            steps = StepSizes(c0=config.steps.c0, c_power=config.steps.c_power, a0=float(a0),
-                              a_power=config.steps.a_power, n0=config.steps.n0)
-            learned = learn_whittle_index(problem, config.n_steps,
-                                          rng=np.random.default_rng(learn_seed),
-                                          batch_shape=(V, N), steps=steps, subsidy_at=subsidy,
-                                          record_every=config.n_steps)
-            k = (s * A + a) * V
-            ys[k:k + V] = learned.y
-            projections[s, a] = learned.projections
+    # every (subsidy_at, a0) learns on the same draws: one stacked run of all of them
+    runs = [(subsidy, StepSizes(c0=config.steps.c0, c_power=config.steps.c_power, a0=float(a0),
+                                a_power=config.steps.a_power, n0=config.steps.n0))
+            for subsidy in config.subsidy_at for a0 in config.a0s]
+    learned = learn_whittle_index_many(problem, config.n_steps,
+                                       rng=np.random.default_rng(learn_seed), batch_shape=(V, N),
+                                       steps=[st for _, st in runs],
+                                       subsidy_at=[sub for sub, _ in runs],
+                                       record_every=config.n_steps)
+    for k, run in enumerate(learned):                 # k = s * A + a
+        ys[k * V:(k + 1) * V] = run.y
+        projections[divmod(k, A)] = run.projections
     rule = LearnedIndexRule(problem, ys)
     reward = np.empty((S, A, V, Mn))
     deterministic = np.empty(Mn)

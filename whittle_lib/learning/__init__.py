@@ -9,7 +9,8 @@
 """
 
 from .index_learning import (CrawlerIndexProblem, FiniteArmIndexProblem, IndexLearningResult,
-                             LearnedIndexRule, StepSizes, learn_whittle_index, lspe_target,
+                             LearnedIndexRule, StepSizes, learn_whittle_index,
+                             learn_whittle_index_many, lspe_target,
                              project_perturbation)
 from .lspe import (LSPEResult, LSPESettings, activation_probability, run_lspe, run_lspe_many,
                    running_average,
@@ -25,5 +26,6 @@ __all__ = [
     "LSPESettings", "LSPEResult", "run_lspe", "run_lspe_many",
     # index_learning
     "CrawlerIndexProblem", "FiniteArmIndexProblem", "IndexLearningResult", "LearnedIndexRule",
-    "StepSizes", "learn_whittle_index", "lspe_target", "project_perturbation",
+    "StepSizes", "learn_whittle_index", "learn_whittle_index_many", "lspe_target",
+    "project_perturbation",
 ]

@@ -52,6 +52,7 @@ __all__ = [
     "CrawlerIndexProblem",
     "IndexLearningResult",
     "learn_whittle_index",
+    "learn_whittle_index_many",
     "LearnedIndexRule",
 ]
 
@@ -517,103 +518,232 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
     Returns
     -------
     IndexLearningResult
+
+    See Also
+    --------
+    learn_whittle_index_many : several step sizes and subsidy readings on the same draws.
+
+    Notes
+    -----
+    The joint chain ``(X_n, X~_n)`` does not depend on the iterates: thresholds and successors
+    are drawn, and the policy is the threshold rule. So every quantity that depends on the
+    chain alone (the features, ``gamma*`` and ``Psi`` at ``X_n``, the sums ``B_n``, ``A_n`` and
+    the Cholesky factors of ``B_n + B_{-1}``) is computed for a block of steps at once, and the
+    loop over steps does only what depends on ``r_n`` and ``y_n``. Every element-wise operation
+    and every sum is the one a step-by-step loop makes, in the same order (``B_n`` by
+    ``numpy.add.accumulate``, sequential): the bits are those of the plain loop, which
+    ``tests/test_index_learning.py`` keeps as a reference. The problem's methods must broadcast
+    over leading axes (``phi``, ``psi``, ``base_index``, ``reward_*`` of shape
+    ``(steps, *batch)``).
     """
+    if not isinstance(steps, StepSizes):
+        raise ValueError(f"steps must be a StepSizes, got {type(steps).__name__}")
+    return _learn(problem, n_steps, rng, batch_shape, (steps,), (subsidy_at,), burn_in,
+                  regularisation, record_every, record_trajectory, chunk, y0)[0]
+
+
+def learn_whittle_index_many(problem, n_steps: int, *, rng, steps, subsidy_at="threshold",
+                             batch_shape=(), burn_in: int = 0, regularisation: float = 1e-3,
+                             record_every: int = 100, record_trajectory: bool = False,
+                             chunk: int = 2000, y0=None) -> list:
+    """:func:`learn_whittle_index` for several step sizes and subsidy readings, on the same draws.
+
+    ``learn_whittle_index_many(problem, n, rng=seed, steps=S, subsidy_at=A)[k]`` equals
+    ``learn_whittle_index(problem, n, rng=seed, steps=S[k], subsidy_at=A[k])`` field for
+    field and bit for bit (``tests/test_index_learning.py``): every run sees the thresholds
+    and utilities that ``rng`` draws (common random numbers, as a sweep over step sizes
+    wants them), so the joint chain, its features and the sums ``B_n``, ``A_n`` are computed
+    once for all runs, and each step updates the iterates of all runs with one set of NumPy
+    calls.
+
+    Parameters
+    ----------
+    problem, n_steps, rng, batch_shape, burn_in, regularisation, record_every,
+    record_trajectory, chunk, y0
+        As for :func:`learn_whittle_index`, shared by the runs. A generator passed as ``rng``
+        is used once, for all runs.
+    steps : StepSizes or sequence of StepSizes
+    subsidy_at : {"threshold", "state"} or sequence of them
+        One value per run; a single value (or a sequence of one) is used for every run.
+
+    Returns
+    -------
+    list of IndexLearningResult
+        One per run, in order.
+
+    Examples
+    --------
+    >>> from whittle_lib.models.crawling import table_one
+    >>> problem = CrawlerIndexProblem(table_one(250.0))
+    >>> runs = learn_whittle_index_many(problem, 50, rng=1, batch_shape=(4,),
+    ...                                 steps=[StepSizes(a0=0.05), StepSizes(a0=0.5)],
+    ...                                 subsidy_at=["threshold", "state"])
+    >>> [r.y.shape for r in runs]
+    [(4, 6), (4, 6)]
+    """
+    steps = [steps] if isinstance(steps, StepSizes) else list(steps)
+    subsidy_at = [subsidy_at] if isinstance(subsidy_at, str) else list(subsidy_at)
+    for s in steps:
+        if not isinstance(s, StepSizes):
+            raise ValueError(f"steps must hold StepSizes, got {type(s).__name__}")
+    if not steps or not subsidy_at:
+        raise ValueError("steps and subsidy_at must each give at least one run")
+    runs = max(len(steps), len(subsidy_at))
+    if {len(steps), len(subsidy_at)} - {1, runs}:
+        raise ValueError(f"steps and subsidy_at must have the same length (or one of them a "
+                         f"single value), got {len(steps)} and {len(subsidy_at)}")
+    steps = steps * runs if len(steps) == 1 else steps
+    subsidy_at = subsidy_at * runs if len(subsidy_at) == 1 else subsidy_at
+    return _learn(problem, n_steps, rng, batch_shape, tuple(steps), tuple(subsidy_at), burn_in,
+                  regularisation, record_every, record_trajectory, chunk, y0)
+
+
+#: Doubles per work array of a block of precomputed steps (16 MiB): the block's length is
+#: this over ``batch size * m**2``, at most a chunk.
+_BLOCK_DOUBLES = 1 << 21
+
+
+def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regularisation,
+           record_every, record_trajectory, chunk, y0):
+    """The coupled iteration for ``len(steps)`` runs stacked along a leading axis."""
     if int(n_steps) != n_steps or n_steps < 1:
         raise ValueError(f"n_steps must be a positive integer, got {n_steps!r}")
     if int(burn_in) != burn_in or not 0 <= burn_in < n_steps:
         raise ValueError(f"burn_in must be an integer in [0, n_steps), got {burn_in!r}")
-    if subsidy_at not in ("threshold", "state"):
-        raise ValueError(f"subsidy_at must be 'threshold' or 'state', got {subsidy_at!r}")
+    for where in subsidy_at:
+        if where not in ("threshold", "state"):
+            raise ValueError(f"subsidy_at must be 'threshold' or 'state', got {where!r}")
     if not (math.isfinite(regularisation) and regularisation > 0):
         raise ValueError(f"regularisation must be positive and finite, got {regularisation!r}")
     if int(record_every) != record_every or record_every < 1:
         raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
     if int(chunk) != chunk or chunk < 1:
         raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
-    if not isinstance(steps, StepSizes):
-        raise ValueError(f"steps must be a StepSizes, got {type(steps).__name__}")
     rng = np.random.default_rng(rng)
     n_steps, burn_in = int(n_steps), int(burn_in)
     shape = tuple(int(s) for s in np.atleast_1d(batch_shape)) if batch_shape != () else ()
     shape = problem.check_batch_shape(shape)
     m, K = problem.n_features, problem.n_index_features
+    R = len(steps)
+    run_axis = (R,) + (1,) * len(shape)          # per-run constants against (R, *batch)
+    at_state = np.array([w == "state" for w in subsidy_at]).reshape(run_axis)
+    threshold_runs = not at_state.all()
 
     x = problem.initial_state(shape)
-    r = np.zeros(shape + (m,))
-    y = (np.zeros(shape + (K,)) if y0 is None
-         else np.broadcast_to(np.asarray(y0, float), shape + (K,)).copy())
-    B = np.zeros(shape + (m, m))
+    r = np.zeros((R,) + shape + (m,))
+    y = (np.zeros((R,) + shape + (K,)) if y0 is None
+         else np.broadcast_to(np.asarray(y0, float), (R,) + shape + (K,)).copy())
+    B = np.zeros(shape + (m, m))                 # the sums of the chain alone: shared by runs
     A = np.zeros(shape + (m, m))
     sum_phi = np.zeros(shape + (m,))
-    sum_phi_g = np.zeros(shape + (m,))
-    sum_g = np.zeros(shape)
+    sum_phi_g = np.zeros((R,) + shape + (m,))
+    sum_g = np.zeros((R,) + shape)
     eye = regularisation * np.eye(m)
     step_scale = problem.step_scale()
-    projections = np.zeros(shape, dtype=np.int64)
-    projections_burn = np.zeros(shape, dtype=np.int64)
+    projections = np.zeros((R,) + shape, dtype=np.int64)
+    projections_burn = np.zeros((R,) + shape, dtype=np.int64)
     path, path_steps = [], []
     traj = ({k: [] for k in ("x", "threshold", "x_active", "x_passive", "subsidy")}
             if record_trajectory else None)
+    lanes = int(np.prod(shape, dtype=np.int64))
+    block = max(1, _BLOCK_DOUBLES // max(1, lanes * m * m))
 
     for start in range(0, n_steps, chunk):
         length = min(chunk, n_steps - start)
         thresholds, noise = problem.draw(length, shape, rng)
         # everything that does not depend on the iterates, for the whole chunk at once
         base_t = problem.base_index(thresholds)
-        psi_t = problem.psi(thresholds, base_t)
-        c_n = steps.c(np.arange(start, start + length))
-        a_n = steps.a(np.arange(start, start + length))
+        psi_t = problem.psi(thresholds, base_t) if threshold_runs else None
+        c_n = np.stack([s.c(np.arange(start, start + length)) for s in steps])
+        a_n = np.stack([s.a(np.arange(start, start + length)) for s in steps])
+        # the joint chain: threshold rule on drawn successors, whatever the iterates
+        xs = np.empty((length,) + np.shape(x), dtype=np.asarray(x).dtype)
+        x_act, x_pas = np.empty_like(xs), np.empty_like(xs)
         for j in range(length):
-            n = start + j
-            if n % record_every == 0:
-                path.append(y.copy())
-                path_steps.append(n)
-            xt = thresholds[j]
-            x_a, x_p = problem.successors(x, noise[j])
-            active = x >= xt
-            x_next = np.where(active, x_a, x_p)
-            base_x = problem.base_index(x)
-            psi_x = problem.psi(x, base_x)
-            if subsidy_at == "threshold":
-                lam = base_t[j] + np.sum(psi_t[j] * y, axis=-1)
-            else:
-                lam = base_x + np.sum(psi_x * y, axis=-1)
-            r_active = problem.reward_active(x)
-            r_passive = problem.reward_passive(x)
-            g = np.where(active, r_active, lam + r_passive)
-            phi = problem.phi(x, xt)
-            # LSPE(0): the recursive sums of Section III, then (9)-(10)
-            B += phi[..., :, None] * phi[..., None, :]
-            A += phi[..., :, None] * (problem.phi(x_next, xt) - phi)[..., None, :]
-            sum_phi += phi
-            sum_phi_g += phi * g[..., None]
-            sum_g += g
-            beta = sum_g / (n + 1)
-            b = sum_phi_g - beta[..., None] * sum_phi
-            r_old = r
-            r = r + c_n[j] * (lspe_target(r, B + eye, A, b) - r)
-            # the index, (11), with r_n (before its update) and the threshold x~ = X_n
-            target = (r_active - r_passive
-                      + np.sum((problem.phi(x_a, x) - problem.phi(x_p, x)) * r_old, axis=-1))
-            error = base_x + np.sum(psi_x * y, axis=-1) - target
-            y_tilde = y - (a_n[j] / step_scale * error)[..., None] * psi_x
-            y, moved = project_perturbation(y_tilde, psi_x, problem.bound(x, base_x))
-            if n < burn_in:
-                projections_burn += moved
-            else:
-                projections += moved
-            if traj is not None:
-                for key, val in zip(traj, (x, xt, x_a, x_p, lam)):
-                    traj[key].append(np.array(val, copy=True))
-            x = x_next
+            xs[j] = x
+            x_act[j], x_pas[j] = problem.successors(x, noise[j])
+            x = np.where(x >= thresholds[j], x_act[j], x_pas[j])
+        for b0 in range(0, length, block):
+            blk = slice(b0, min(length, b0 + block))
+            f = _chain_block(problem, xs[blk], x_act[blk], x_pas[blk], thresholds[blk],
+                             B, A, sum_phi, eye)
+            B, A, sum_phi = f["B"][-1], f["A"][-1], f["sum_phi"][-1]
+            for i in range(blk.stop - b0):
+                j = b0 + i
+                n = start + j
+                if n % record_every == 0:
+                    path.append(y.copy())
+                    path_steps.append(n)
+                psi_x, base_x = f["psi_x"][i], f["base_x"][i]
+                # gamma_n(X_n): the subsidy at the state, and the index in (11)
+                index_x = base_x + np.sum(psi_x * y, axis=-1)
+                if threshold_runs:
+                    lam_t = base_t[j] + np.sum(psi_t[j] * y, axis=-1)
+                    lam = np.where(at_state, index_x, lam_t) if at_state.any() else lam_t
+                else:
+                    lam = index_x
+                g = np.where(f["active"][i], f["r_active"][i], lam + f["r_passive"][i])
+                # LSPE(0): the recursive sums of Section III, then (9)-(10)
+                sum_phi_g += f["phi"][i] * g[..., None]
+                sum_g += g
+                beta = sum_g / (n + 1)
+                b = sum_phi_g - beta[..., None] * f["sum_phi"][i]
+                r_old = r
+                target_r = r + fp.solve_cholesky(f["L"][i], f["failed"][i],
+                                                 fp.matvec(f["A"][i], r) + b)   # lspe_target
+                r = r + c_n[:, j].reshape(run_axis + (1,)) * (target_r - r)
+                # the index, (11), with r_n (before its update) and the threshold x~ = X_n
+                target = f["reward_gap"][i] + np.sum(f["successor_gap"][i] * r_old, axis=-1)
+                error = index_x - target
+                step = a_n[:, j].reshape(run_axis) / step_scale * error
+                y_tilde = y - step[..., None] * psi_x
+                y, moved = project_perturbation(y_tilde, psi_x,
+                                                problem.bound(xs[j], base_x))
+                if n < burn_in:
+                    projections_burn += moved
+                else:
+                    projections += moved
+                if traj is not None:
+                    for key, val in zip(traj, (xs[j], thresholds[j], x_act[j], x_pas[j])):
+                        traj[key].append(np.array(val, copy=True))
+                    traj["subsidy"].append(np.array(np.broadcast_to(lam, (R,) + shape)))
 
-    return IndexLearningResult(
-        y=y, r=r, beta=sum_g / n_steps, B=B, A=A,
-        b=sum_phi_g - (sum_g / n_steps)[..., None] * sum_phi,
-        regularisation=float(regularisation), y_path=np.asarray(path),
-        path_steps=np.asarray(path_steps, dtype=np.int64), projections=projections,
-        projections_burn_in=projections_burn, n_steps=n_steps, burn_in=burn_in,
-        trajectory=None if traj is None else {k: np.asarray(v) for k, v in traj.items()})
+    beta = sum_g / n_steps
+    b_end = sum_phi_g - beta[..., None] * sum_phi
+    path = np.asarray(path)
+    results = []
+    for k in range(R):
+        trajectory = None
+        if traj is not None:
+            trajectory = {key: np.asarray(v) for key, v in traj.items() if key != "subsidy"}
+            trajectory["subsidy"] = np.asarray(traj["subsidy"])[:, k]
+        results.append(IndexLearningResult(
+            y=y[k], r=r[k], beta=beta[k], B=B.copy(), A=A.copy(), b=b_end[k],
+            regularisation=float(regularisation), y_path=path[:, k],
+            path_steps=np.asarray(path_steps, dtype=np.int64), projections=projections[k],
+            projections_burn_in=projections_burn[k], n_steps=n_steps, burn_in=burn_in,
+            trajectory=trajectory))
+    return results
+
+
+def _chain_block(problem, x, x_act, x_pas, thresholds, B, A, sum_phi, eye):
+    """What steps ``x[0..T-1]`` of the joint chain give, whatever the iterates: features,
+    ``gamma*`` and ``Psi`` at ``X_n``, the running sums ``B_n, A_n, sum Phi`` after each step
+    (starting from ``B, A, sum_phi``) and the Cholesky factors of ``B_n + eye``."""
+    active = x >= thresholds
+    x_next = np.where(active, x_act, x_pas)
+    base_x = problem.base_index(x)
+    phi = problem.phi(x, thresholds)
+    B_n = np.add.accumulate(np.concatenate([B[None], phi[..., :, None] * phi[..., None, :]]))[1:]
+    dphi = problem.phi(x_next, thresholds) - phi
+    A_n = np.add.accumulate(np.concatenate([A[None], phi[..., :, None] * dphi[..., None, :]]))[1:]
+    L, failed = fp.cholesky(B_n + eye)
+    r_active, r_passive = problem.reward_active(x), problem.reward_passive(x)
+    return {"active": active, "base_x": base_x, "psi_x": problem.psi(x, base_x), "phi": phi,
+            "B": B_n, "A": A_n, "L": L, "failed": failed,
+            "sum_phi": np.add.accumulate(np.concatenate([sum_phi[None], phi]))[1:],
+            "r_active": r_active, "r_passive": r_passive, "reward_gap": r_active - r_passive,
+            "successor_gap": problem.phi(x_act, x) - problem.phi(x_pas, x)}
 
 
 # -- the learned index as a policy ----------------------------------------------------------------

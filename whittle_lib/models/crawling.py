@@ -623,17 +623,41 @@ def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = 
     shape = (model.n_sources,) if size is None else (int(size), model.n_sources)
     counts = rng.poisson(model.arrival_rate * model.period, size=shape)
     total = int(counts.sum())
-    source = np.repeat(np.broadcast_to(np.arange(model.n_sources), shape).ravel(), counts.ravel())
     age = rng.uniform(0.0, model.period, size=total)      # time from arrival to end of period
-    value = fp.exp(-model.mu[source] * age) * model.xi_mean[source]
-    if base_law == "exponential":
-        value *= rng.standard_exponential(total)
-    elif base_law == "lognormal":
-        value *= fp.exp(shape_param * rng.standard_normal(total) - 0.5 * shape_param ** 2)
-    elif base_law == "lomax":
-        value *= (shape_param - 1.0) * (fp.exp(rng.standard_exponential(total) / shape_param) - 1.0)
-    cell = np.repeat(np.arange(counts.size), counts.ravel())
-    return np.bincount(cell, weights=value, minlength=counts.size).reshape(shape)
+    # The contents of one cell (period, source) are consecutive: the values are made and summed
+    # a block of cells at a time, in cache, with the draws of the base utilities continuing the
+    # generator's stream block after block (the same numbers as one call, after the ages).
+    counts = counts.ravel()
+    neg_mu = np.broadcast_to(-model.mu, shape).ravel()
+    xi_mean = np.broadcast_to(model.xi_mean, shape).ravel()
+    ends = np.cumsum(counts)
+    out = np.empty(counts.size)
+    first = 0                                             # first cell of the block
+    while first < counts.size:
+        begin = int(ends[first - 1]) if first else 0
+        last = max(first + 1, int(np.searchsorted(ends, begin + _SAMPLE_BLOCK, side="right")))
+        end = int(ends[last - 1])
+        c = counts[first:last]
+        value = np.repeat(neg_mu[first:last], c)
+        value *= age[begin:end]
+        value = fp.exp(value) if value.size else value
+        value *= np.repeat(xi_mean[first:last], c)
+        if base_law == "exponential":
+            value *= rng.standard_exponential(end - begin)
+        elif base_law == "lognormal":
+            value *= fp.exp(shape_param * rng.standard_normal(end - begin)
+                            - 0.5 * shape_param ** 2)
+        elif base_law == "lomax":
+            value *= (shape_param - 1.0) * (fp.exp(rng.standard_exponential(end - begin)
+                                                   / shape_param) - 1.0)
+        out[first:last] = np.bincount(np.repeat(np.arange(last - first), c), weights=value,
+                                      minlength=last - first)
+        first = last
+    return out.reshape(shape)
+
+
+#: Contents per block of :func:`sample_new_utility` (its work arrays stay in cache).
+_SAMPLE_BLOCK = 1 << 15
 
 
 def stochastic_step(x, crawl, new_utility, alpha):
