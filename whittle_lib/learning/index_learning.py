@@ -35,6 +35,7 @@ least squares", IEEE TAC 54(7), 2009 (LSPE).
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -648,9 +649,8 @@ def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regul
     lanes = int(np.prod(shape, dtype=np.int64))
     block = max(1, _BLOCK_DOUBLES // max(1, lanes * m * m))
 
-    for start in range(0, n_steps, chunk):
+    for start, (thresholds, noise) in _prefetched_draws(problem, n_steps, chunk, shape, rng):
         length = min(chunk, n_steps - start)
-        thresholds, noise = problem.draw(length, shape, rng)
         # everything that does not depend on the iterates, for the whole chunk at once
         base_t = problem.base_index(thresholds)
         psi_t = problem.psi(thresholds, base_t) if threshold_runs else None
@@ -724,6 +724,21 @@ def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regul
             projections_burn_in=projections_burn[k], n_steps=n_steps, burn_in=burn_in,
             trajectory=trajectory))
     return results
+
+
+def _prefetched_draws(problem, n_steps, chunk, shape, rng):
+    """``(start, problem.draw(length, shape, rng))`` for each chunk, in order; the next chunk
+    is drawn in a thread while the caller works on this one (NumPy's generators and ufuncs
+    release the GIL). The same calls on ``rng`` in the same order: the same numbers."""
+    starts = range(0, n_steps, chunk)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(problem.draw, min(chunk, n_steps), shape, rng)
+        for start in starts:
+            drawn = pending.result()
+            if start + chunk < n_steps:
+                pending = pool.submit(problem.draw, min(chunk, n_steps - start - chunk), shape,
+                                      rng)
+            yield start, drawn
 
 
 def _chain_block(problem, x, x_act, x_pas, thresholds, B, A, sum_phi, eye):
