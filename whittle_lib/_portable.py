@@ -876,11 +876,13 @@ def solve_cholesky(L, failed, y):
     n = L.shape[-1]
     batch = np.broadcast_shapes(L.shape[:-2], np.shape(y)[:-1])
     z = np.empty(batch + (n,))
+    add = np.add.reduce                                  # ndarray.sum without its wrapper
     for i in range(n):                                   # L w = y
-        z[..., i] = (y[..., i] - (L[..., i, :i] * z[..., :i]).sum(axis=-1)) / L[..., i, i]
+        z[..., i] = (y[..., i] - add(L[..., i, :i] * z[..., :i], axis=-1)) / L[..., i, i]
     for i in range(n - 1, -1, -1):                       # L^T z = w
-        z[..., i] = (z[..., i] - (L[..., i + 1:, i] * z[..., i + 1:]).sum(axis=-1)) / L[..., i, i]
-    z[np.broadcast_to(failed, batch)] = np.nan
+        z[..., i] = (z[..., i] - add(L[..., i + 1:, i] * z[..., i + 1:], axis=-1)) / L[..., i, i]
+    if failed.any():
+        z[np.broadcast_to(failed, batch)] = np.nan
     return z
 
 

@@ -145,9 +145,15 @@ def project_perturbation(y_tilde, psi, bound):
     if np.any(bound < 0) or np.any(np.isnan(bound)):
         bad = bound[(bound < 0) | np.isnan(bound)].ravel()[0]
         raise ValueError(f"bound must be >= 0, got {bad!r}")
-    s = np.sum(psi * y_tilde, axis=-1)
+    return _project(y_tilde, psi, bound)
+
+
+def _project(y_tilde, psi, bound):
+    """:func:`project_perturbation` on arrays already checked (the learning loop's bounds are
+    ``|p gamma*|``)."""
+    s = np.add.reduce(psi * y_tilde, axis=-1)
     excess = np.maximum(0.0, np.abs(s) - bound)
-    norm2 = np.sum(psi * psi, axis=-1)
+    norm2 = np.add.reduce(psi * psi, axis=-1)
     projected = excess > 0
     # psi = 0 makes the constraint 0 <= c, always satisfied: excess is 0 there
     coef = np.where(projected, excess * np.sign(s) / np.where(projected, norm2, 1.0), 0.0)
@@ -676,9 +682,9 @@ def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regul
                     path_steps.append(n)
                 psi_x, base_x = f["psi_x"][i], f["base_x"][i]
                 # gamma_n(X_n): the subsidy at the state, and the index in (11)
-                index_x = base_x + np.sum(psi_x * y, axis=-1)
+                index_x = base_x + np.add.reduce(psi_x * y, axis=-1)
                 if threshold_runs:
-                    lam_t = base_t[j] + np.sum(psi_t[j] * y, axis=-1)
+                    lam_t = base_t[j] + np.add.reduce(psi_t[j] * y, axis=-1)
                     lam = np.where(at_state, index_x, lam_t) if at_state.any() else lam_t
                 else:
                     lam = index_x
@@ -689,16 +695,16 @@ def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regul
                 beta = sum_g / (n + 1)
                 b = sum_phi_g - beta[..., None] * f["sum_phi"][i]
                 r_old = r
-                target_r = r + fp.solve_cholesky(f["L"][i], f["failed"][i],
-                                                 fp.matvec(f["A"][i], r) + b)   # lspe_target
+                A_r = np.add.reduce(f["A"][i] * r[..., None, :], axis=-1)    # fp.matvec
+                target_r = r + fp.solve_cholesky(f["L"][i], f["failed"][i], A_r + b)
                 r = r + c_n[:, j].reshape(run_axis + (1,)) * (target_r - r)
                 # the index, (11), with r_n (before its update) and the threshold x~ = X_n
-                target = f["reward_gap"][i] + np.sum(f["successor_gap"][i] * r_old, axis=-1)
+                target = (f["reward_gap"][i]
+                          + np.add.reduce(f["successor_gap"][i] * r_old, axis=-1))
                 error = index_x - target
                 step = a_n[:, j].reshape(run_axis) / step_scale * error
                 y_tilde = y - step[..., None] * psi_x
-                y, moved = project_perturbation(y_tilde, psi_x,
-                                                problem.bound(xs[j], base_x))
+                y, moved = _project(y_tilde, psi_x, problem.bound(xs[j], base_x))
                 if n < burn_in:
                     projections_burn += moved
                 else:
