@@ -4,6 +4,7 @@ fixed schedule, the renewal index of the stochastic model and the common-arrival
 import csv
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from whittle_lib.models import crawling as C
 from whittle_lib.models import crawling_policies as P
 from replication.papers import rl_index_2018 as B
 from replication.records import format_estimate
-from whittle_lib.learning import StepSizes
+from whittle_lib.learning import LearnedIndexRule, StepSizes
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = C.table_one(250)
@@ -420,6 +421,38 @@ def test_simulate_table_two_is_paired_and_reproducible(small_learning):
                                   table.runs["Stochastic with Projection, subsidy at the state", 1])
     again = B.simulate_table_two(problem, learned, learned, **kw)
     np.testing.assert_array_equal(table.runs["Greedy", 2], again.runs["Greedy", 2])
+
+
+def test_simulate_table_two_is_each_policy_simulated_alone(small_learning):
+    # the lock-step run (one simulation, the policies as slots; the learned indices share
+    # gamma*) against the one-at-a-time path it replaced: simulate for each policy from a
+    # generator started at the seed, and the greedy readings on the state as their own run
+    problem, learned = small_learning
+    state = SimpleNamespace(y=learned.y[::-1])            # another set of weights
+    seed, T, R = np.random.SeedSequence(4), 40, 2
+    table = B.simulate_table_two(problem, learned, state, n_periods=T, replications=R, seed=seed,
+                                 max_workers=1)
+    rules = {"Round Robin": P.RoundRobinRule(4, 1), "Greedy": P.ExpectedValueRule(MODEL),
+             "Deterministic": P.WhittleRule(MODEL),
+             "Stochastic without Projection": LearnedIndexRule(problem, learned.y[1]),
+             "Stochastic with Projection": LearnedIndexRule(problem, learned.y[0]),
+             B.PRINTED: B.PrintedIndexRule(MODEL),
+             "Stochastic without Projection, subsidy at the state":
+                 LearnedIndexRule(problem, state.y[1]),
+             "Stochastic with Projection, subsidy at the state":
+                 LearnedIndexRule(problem, state.y[0])}
+    for M in (1, 2):
+        for name, rule in rules.items():
+            want = P.simulate(MODEL, rule, M, T, stochastic=True, replications=R,
+                              rng=np.random.default_rng(seed)).average_reward
+            assert table.runs[name, M].tobytes() == want.tobytes(), (name, M)
+        rewards = [P.simulate(MODEL, B.StatePriorityRule(w), M, T, stochastic=True,
+                              rng=np.random.default_rng(seed)).rewards
+                   for w in (np.ones(4), 1 / MODEL.mu)]
+        # the (T, 2) rewards of the two readings, averaged over time as the stacked loop did
+        want = np.stack(rewards, axis=-1).mean(axis=0)
+        assert table.runs["greedy on x and on x/mu", M].tobytes() == want.tobytes()
+    assert len(table.runs) == 2 * (len(rules) + 1)
 
 
 def test_the_recording_lines_fill_every_expected_row(small_learning):

@@ -57,7 +57,7 @@ from whittle_lib.stats import run_tasks
 from whittle_lib.learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                        learn_whittle_index)
 from whittle_lib import _portable as _fp
-from .crawling_2015 import _eta_printed, index_2018
+from .crawling_2015 import index_2018
 
 __all__ = [
     "index_2018",  # the printed form, kept with the 2015 forms in crawling_2015
@@ -207,15 +207,50 @@ class StaticPriorityRule:
 
 
 @dataclass(frozen=True, eq=False)
+class _PrintedForm:
+    """:func:`index_2018` with ``log alpha`` computed once and ``alpha**zeta`` looked up in a
+    table of ``fp.power(alpha, k)``: the same element-wise operations on the same numbers, so
+    the same bits, without two extended-precision powers and a logarithm per state and call."""
+
+    model: CrawlingModel
+
+    _POWERS = 4000      # alpha**k tabulated for k < _POWERS (zeta stays below ~200 in floats)
+
+    def __post_init__(self) -> None:
+        alpha = self.model.alpha
+        object.__setattr__(self, "_log_alpha", _fp.log(alpha))
+        object.__setattr__(self, "_powers",
+                           _fp.power(alpha[None, :], np.arange(self._POWERS, dtype=float)[:, None]))
+        object.__setattr__(self, "_sources", np.arange(self.model.n_sources))
+
+    def __call__(self, x):
+        m = self.model
+        x = np.asarray(x, dtype=float)
+        # _eta_printed(x, u, alpha), with its log(alpha) once
+        arg = (m.u - (1.0 - m.alpha) * x) / m.u
+        ratio = np.where(arg > 0, _fp.log(np.where(arg > 0, arg, 1.0)), 0.0) / self._log_alpha
+        eta = np.ceil(ratio)
+        if eta.size and eta.max() >= self._POWERS:
+            return index_2018(x, m.u, m.alpha)
+        p = self._powers[eta.astype(np.intp), self._sources]
+        return eta * ((1 - m.alpha) * x - m.u) + (p + (1 - p) / (1 - m.alpha)) * m.u
+
+
+@dataclass(frozen=True, eq=False)
 class PrintedIndexRule:
-    """Priority by the index *as printed* in Sec. IV-A (:func:`replication.papers.crawling_2015.index_2018`,
-    an extra ``u alpha^zeta`` over Theorem 1 of the 2015 paper); picklable."""
+    """Priority by the index *as printed* in Sec. IV-A
+    (:func:`replication.papers.crawling_2015.index_2018`, an extra ``u alpha^zeta`` over
+    Theorem 1 of the 2015 paper; its bits, computed by :class:`_PrintedForm`); picklable."""
 
     model: CrawlingModel
     time_period: int | None = field(default=None, init=False)
+    _form: _PrintedForm = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_form", _PrintedForm(self.model))
 
     def __call__(self, x, age, t):
-        return index_2018(np.asarray(x, dtype=float), self.model.u, self.model.alpha)
+        return self._form(x)
 
 
 @dataclass(frozen=True, eq=False)
@@ -424,14 +459,15 @@ class SweepConfig:
             raise ValueError(f"eval_periods must be a positive integer, got {self.eval_periods!r}")
 
 
-def evaluate_on_common_arrivals(model: CrawlingModel, rule, M: int, n_periods: int, *, slots: int,
+def evaluate_on_common_arrivals(model: CrawlingModel, rule, M, n_periods: int, *, slots: int,
                                 rng, base_law: str = "exponential") -> np.ndarray:
     """Average reward of ``slots`` priority policies that all see the *same* arrivals.
 
     The loop of :func:`whittle_lib.models.crawling_policies.simulate` (stochastic model, eq. 17, ties to the
     lowest number, start at ``u``), with the state carrying a leading axis of ``slots``
-    policies and one new utility per source and period broadcast to all of them. With one
-    slot it draws exactly what ``simulate`` draws and returns the same average (a test).
+    policies and one new utility per source and period broadcast to all of them
+    (:func:`whittle_lib.models.crawling_policies.simulate_many`). With one slot it draws
+    exactly what ``simulate`` draws and returns the same average (a test).
     Used to compare many learned indices on common random numbers at the cost of one run.
 
     Parameters
@@ -439,6 +475,8 @@ def evaluate_on_common_arrivals(model: CrawlingModel, rule, M: int, n_periods: i
     rule : callable
         ``rule(x, age, t)`` with ``x`` of shape ``(slots, N)``, e.g. a
         :class:`~whittle_lib.learning.LearnedIndexRule` with weights ``(slots, N, K)``.
+    M : int or sequence of int
+        Sources crawled per period, for all slots or one per slot.
 
     Returns
     -------
@@ -448,22 +486,10 @@ def evaluate_on_common_arrivals(model: CrawlingModel, rule, M: int, n_periods: i
         raise ValueError(f"slots must be a positive integer, got {slots!r}")
     if int(n_periods) != n_periods or n_periods < 1:
         raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
-    rng = np.random.default_rng(rng)
-    shape = (int(slots), model.n_sources)
-    x = np.broadcast_to(model.u, shape).copy()
-    age = np.ones(shape)
-    rewards = np.empty((int(n_periods), shape[0]))
-    alpha = model.alpha
-    for t in range(int(n_periods)):
-        crawl = policies.top_m(rule(x, age, t), M)
-        rewards[t] = np.sum(x, axis=-1, where=crawl)
-        new = crawling.sample_new_utility(model, None, rng=rng, base_law=base_law)
-        x *= alpha
-        x += new
-        np.copyto(x, np.broadcast_to(new, shape), where=crawl)
-        age += 1.0
-        age[crawl] = 1.0
-    return rewards.mean(axis=0)
+    runs = policies.simulate_many(model, rule, M, int(n_periods), slots=int(slots), stochastic=True,
+                                  base_law=base_law, rng=np.random.default_rng(rng))
+    # the mean over periods of the (T, slots) rewards, as this loop always took it
+    return np.stack([run.rewards for run in runs], axis=-1).mean(axis=0)
 
 
 @dataclass(frozen=True)
@@ -1207,48 +1233,100 @@ class TableTwo:
                             index=pd.Index(names, name="sd of one run")).round(2)
 
 
+_WHITTLE_SLOTS = ("Deterministic", "Stochastic without Projection", "Stochastic with Projection",
+                  "Stochastic without Projection, subsidy at the state",
+                  "Stochastic with Projection, subsidy at the state")
+
+
+@dataclass(frozen=True, eq=False)
+class _TableTwoRule:
+    """Table II's policies as the slots of one rule for
+    :func:`whittle_lib.models.crawling_policies.simulate_many` (picklable).
+
+    Slots ``(name, M)`` in :attr:`keys`' order, ``M = 1, 2`` side by side: the exact index and
+    the four learned indices first, whose ``gamma*(x)`` is computed once for all ten (each
+    learned rule, :class:`~whittle_lib.learning.LearnedIndexRule`, computes it twice), then the
+    printed form, greedy and round robin, each rule called once on its two slots. Every slot
+    gets the priority its own rule gives, bit for bit: the same element-wise operations on the
+    same numbers, and the sum over the cosines along the same axis (a test runs each policy
+    alone).
+    """
+
+    problem: CrawlerIndexProblem
+    ys: np.ndarray            # (R, 4, N, K): the learned weights in _WHITTLE_SLOTS[1:]'s order
+
+    def __post_init__(self) -> None:
+        m = self.problem.model
+        object.__setattr__(self, "_Y", np.repeat(np.asarray(self.ys, dtype=float), 2, axis=-3))
+        object.__setattr__(self, "_others", (PrintedIndexRule(m), policies.ExpectedValueRule(m),
+                                             policies.RoundRobinRule(m.n_sources, 1)))
+        # policies.WhittleRule's constants (the problem's gamma* uses the same ones)
+        object.__setattr__(self, "_constants", crawling._index_constants(m.u, m.alpha))
+
+    keys = tuple((name, M) for name in _WHITTLE_SLOTS + (_PRINTED, "Greedy", "Round Robin")
+                 for M in (1, 2))
+
+    def __call__(self, x, age, t):
+        problem, m = self.problem, self.problem.model
+        out = np.empty(x.shape)
+        gamma = crawling._whittle_index(x[..., :10, :], *self._constants)
+        det = gamma[..., :2, :]
+        out[..., :2, :] = det / m.cost if np.any(m.cost != 1.0) else det     # WhittleRule
+        base = gamma[..., 2:, :]                                             # LearnedIndexRule
+        out[..., 2:10, :] = base + np.sum(problem.psi(x[..., 2:10, :], base) * self._Y, axis=-1)
+        for k, rule in enumerate(self._others):
+            block = slice(10 + 2 * k, 12 + 2 * k)
+            out[..., block, :] = rule(x[..., block, :], age[..., block, :], t)
+        return out
+
+
+def _table_two_runs(problem, ys, n_periods, replications, seed, base_law) -> dict:
+    """The average rewards of :class:`_TableTwoRule`'s slots, on the arrivals drawn from
+    ``seed`` (:func:`crawling.draw_new_utilities`, which a run of each policy alone draws)."""
+    model = problem.model
+    rule = _TableTwoRule(problem, ys)
+    arrivals = crawling.draw_new_utilities(model, n_periods, replications,
+                                           rng=np.random.default_rng(seed), base_law=base_law)
+    runs = policies.simulate_many(model, rule, [M for _, M in rule.keys], n_periods,
+                                  slots=len(rule.keys), stochastic=True, replications=replications,
+                                  base_law=base_law, utilities=arrivals)
+    return {key: run.average_reward for key, run in zip(rule.keys, runs)}
+
+
 def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, n_periods: int,
                        replications: int, seed, base_law: str = "exponential",
                        max_workers: int | None = None) -> TableTwo:
     """Simulate Table II (Sec. IV-B): each policy crawls the ``M`` sources of highest priority
     for ``n_periods`` periods on the stochastic model, ``replications`` times, all policies on
-    the same arrivals (every run starts a generator from ``seed``); on both cores
-    (:func:`whittle_lib.stats.run_tasks`, with ``max_workers``).
+    the same arrivals (every run starts a generator from ``seed``).
 
     ``learned`` and ``learned_state`` are the main run and its rerun with the subsidy at the
     state (:func:`~whittle_lib.learning.learn_whittle_index`, batch ``(2, R, N)``: with and
     without projection); in replication ``j`` the learned policies use the weights of ``j``.
+
+    The policies run in lock-step as the slots of one simulation
+    (:func:`whittle_lib.models.crawling_policies.simulate_many`, one draw of the arrivals
+    replayed), the two greedy readings that look at the state in another (one run of their own
+    arrivals, :func:`evaluate_on_common_arrivals`); the two on both cores
+    (:func:`whittle_lib.stats.run_tasks`, with ``max_workers``). Each number is the one a
+    simulation of its policy alone gives (:func:`whittle_lib.models.crawling_policies.simulate`
+    with ``rng=default_rng(seed)``), bit for bit.
     """
     model = problem.model
-    rules = {
-        "Round Robin": policies.RoundRobinRule(4, 1),
-        "Greedy": policies.ExpectedValueRule(model),
-        "Deterministic": policies.WhittleRule(model),
-        "Stochastic without Projection": LearnedIndexRule(problem, learned.y[1]),
-        "Stochastic with Projection": LearnedIndexRule(problem, learned.y[0]),
-        _PRINTED: PrintedIndexRule(model),
-    }
-
-    # every run starts a generator from seed and draws the same arrivals whatever the policy:
-    # drawn once here and replayed by each run (the same numbers, bit for bit)
-    arrivals = crawling.draw_new_utilities(model, n_periods, replications,
-                                           rng=np.random.default_rng(seed), base_law=base_law)
-
-    def run(rule, M):
-        return partial(policies.simulate, model, rule, M, n_periods, stochastic=True,
-                       replications=replications, base_law=base_law,
-                       rng=np.random.default_rng(seed), utilities=arrivals)
-
-    jobs = {(name, M): run(rule, M) for M in (1, 2) for name, rule in rules.items()}
-    for M in (1, 2):                 # the end of Section 4: learned with the subsidy at the state
-        for v, name in ((1, "Stochastic without Projection"), (0, "Stochastic with Projection")):
-            jobs[f"{name}, subsidy at the state", M] = run(LearnedIndexRule(problem, learned_state.y[v]), M)
-        # the two greedy readings that look at the state: one run, common arrivals
-        jobs[_STATE_READINGS, M] = partial(
-            evaluate_on_common_arrivals, model, StatePriorityRule(np.stack([np.ones(4), 1 / model.mu])),
-            M, n_periods, slots=2, base_law=base_law, rng=np.random.default_rng(seed))
-    done = run_tasks(list(jobs.values()), max_workers=max_workers)
-    runs = {key: getattr(out, "average_reward", out) for key, out in zip(jobs, done)}
+    ys = np.stack([learned.y[1], learned.y[0], learned_state.y[1], learned_state.y[0]], axis=-3)
+    # the two greedy readings on the state, for M = 1 and 2: one run, the draws of each alone
+    weights = np.stack([np.ones(model.n_sources), 1 / model.mu])
+    readings = StatePriorityRule(np.tile(weights, (2, 1)))
+    jobs = [partial(_table_two_runs, problem, ys, n_periods, replications, seed, base_law),
+            partial(evaluate_on_common_arrivals, model, readings, (1, 1, 2, 2), n_periods, slots=4,
+                    base_law=base_law, rng=np.random.default_rng(seed))]
+    slots, state = run_tasks(jobs, max_workers=max_workers)
+    # the paper's policies for M = 1, then 2; then Sec. 4's runs for M = 1, then 2
+    runs = {(name, M): slots[name, M] for M in (1, 2) for name in TABLE_TWO_POLICIES + (_PRINTED,)}
+    for M in (1, 2):
+        for name in ("Stochastic without Projection", "Stochastic with Projection"):
+            runs[f"{name}, subsidy at the state", M] = slots[f"{name}, subsidy at the state", M]
+        runs[_STATE_READINGS, M] = state[2 * (M - 1):2 * M]
     return TableTwo(runs, int(replications), int(n_periods))
 
 
@@ -1331,29 +1409,16 @@ class ExtendedIndexRule:
         above_fix = np.array([[e.above not in ("its formula", "x")] for e in ext])
         above_val = np.array([m.u_star if e.above == "u*"
                               else np.full(m.n_sources, _CONSTANT.get(e.above, 0.0)) for e in ext])
-        powers = _fp.power(m.alpha[None, :], np.arange(self._POWERS, dtype=float)[:, None])
-        object.__setattr__(self, "_masks", (printed, below_fix, below_val, above_x, above_fix, above_val,
-                                            powers))
+        object.__setattr__(self, "_masks",
+                           (printed, below_fix, below_val, above_x, above_fix, above_val))
         # crawling.whittle_index's per-source constants, once (it redoes them on every call;
         # its division by C = 1 is exact, so _whittle_index gives its bits)
         object.__setattr__(self, "_exact", crawling._index_constants(m.u, m.alpha))
-
-    _POWERS = 4000      # alpha**k tabulated for k < _POWERS (zeta stays below ~200 in floats)
-
-    def _printed_form(self, x):
-        """:func:`index_2018` with ``alpha**zeta`` looked up in a table of ``fp.power(alpha, k)``:
-        the same bits, without two extended-precision powers per state and period."""
-        m = self.model
-        eta = _eta_printed(x, m.u, m.alpha)
-        if eta.size and eta.max() >= self._POWERS:
-            return index_2018(x, m.u, m.alpha)
-        powers = self._masks[-1]
-        p = powers[eta.astype(np.intp), np.arange(m.n_sources)]
-        return eta * ((1 - m.alpha) * x - m.u) + (p + (1 - p) / (1 - m.alpha)) * m.u
+        object.__setattr__(self, "_printed_form", _PrintedForm(m))
 
     def __call__(self, x, age, t):
         m = self.model
-        printed, below_fix, below_val, above_x, above_fix, above_val, _ = self._masks
+        printed, below_fix, below_val, above_x, above_fix, above_val = self._masks
         x = np.asarray(x, dtype=float)
         gamma = np.empty(x.shape)
         on = printed[:, 0]                         # each form only on its own slots (the cost)
