@@ -513,6 +513,16 @@ def test_extended_index_rule_against_the_library_forms():
             np.testing.assert_array_equal(got[k], np.broadcast_to(want, (4,)))
 
 
+def test_printed_index_rule_is_index_2018_bit_for_bit():
+    # log(alpha) once and alpha**zeta from a table of fp.power: the same element-wise numbers
+    u, us = MODEL.u, MODEL.u_star
+    visited = C.visited_states(u, MODEL.alpha, np.arange(1, 60)[:, None])
+    x = np.concatenate([visited, np.random.default_rng(2).uniform(0, 1.5, (200, 4)) * us,
+                        [0.0 * u, u, us, 2 * us]])
+    got = B.PrintedIndexRule(MODEL)(x, None, 0)
+    assert got.tobytes() == B.index_2018(x, u, MODEL.alpha).tobytes()
+
+
 def test_extension_rewards_are_simulate_for_the_formula_continuations():
     # the exact index and the printed form continued by their formulas are WhittleRule and
     # PrintedIndexRule: with the same seed, the same draws and the same rewards
@@ -529,6 +539,50 @@ def test_extension_rewards_are_simulate_for_the_formula_continuations():
             np.testing.assert_allclose(got[c, k], want, rtol=1e-13)
     # always crawling a restarted source below u wastes crawls: it earns less
     assert np.all(got[:, 2].mean(-1) < got[:, 0].mean(-1))
+
+
+def _extension_rewards_loop(law, extensions, n_periods, replications, rng):
+    """extension_rewards as it was written before the lock-step simulator: its own loop, the
+    extensions for both budgets on an axis of their own, the arrivals drawn each period."""
+    model = law.model()
+    rule = B.ExtendedIndexRule(model, tuple(extensions))
+    rng = np.random.default_rng(rng)
+    R, S, N = replications, len(rule.extensions), model.n_sources
+    x = np.broadcast_to(model.u, (R, 2, S, N)).copy()
+    total = np.zeros((R, 2, S))
+    crawl = np.empty(x.shape, dtype=bool)
+    for t in range(n_periods):
+        gamma = rule(x, None, t)
+        crawl[:, 0] = P.top_m(gamma[:, 0], 1)
+        crawl[:, 1] = P.top_m(gamma[:, 1], 2)
+        total += np.sum(x, axis=-1, where=crawl)
+        new = (np.broadcast_to(model.u, (R, N)) if law.base_law is None else
+               C.sample_new_utility(model, R, rng=rng, base_law=law.base_law,
+                                    base_shape=law.base_shape))
+        new = np.broadcast_to(new[:, None, None, :], x.shape)
+        x *= model.alpha
+        x += new
+        np.copyto(x, new, where=crawl)
+    return np.moveaxis(total / n_periods, 0, -1)
+
+
+def test_extension_rewards_and_the_stacked_sweep_are_each_law_alone():
+    # extension_rewards (one lock-step simulation, the extensions as slots for both budgets)
+    # against the loop it replaced, and extension_sweep (the laws of one model and run length
+    # stacked as replications of one simulation) against extension_rewards of each law alone:
+    # the same bits
+    exts = B.index_extensions()[::6]
+    for law, R in ((B.UTILITY_LAWS[0], 2), (B.UTILITY_LAWS[5], 1), (B.UTILITY_LAWS[-1], 1)):
+        got = B.extension_rewards(law, exts, n_periods=60, replications=R, rng=3)
+        assert got.tobytes() == _extension_rewards_loop(law, exts, 60, R, 3).tobytes(), law.label
+    laws = B.UTILITY_LAWS
+    paper = _paper()
+    sweep = B.extension_sweep(laws, paper, n_periods=40, replications=2, seed=5, other=(2, 30),
+                              max_workers=1)
+    for law, rewards, (R, T) in zip(laws, sweep.rewards, sweep.runs):
+        alone = B.extension_rewards(law, B.index_extensions(), n_periods=T, replications=R,
+                                    rng=np.random.default_rng(5))
+        assert rewards.shape == (2, 55, R) and rewards.tobytes() == alone.tobytes(), law.label
 
 
 def test_utility_laws_read_table_one():

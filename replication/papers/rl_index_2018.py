@@ -1475,12 +1475,47 @@ UTILITY_LAWS = (
 )
 
 
+def _law_arrivals(law: UtilityLaw, n_periods: int, replications: int, rng) -> np.ndarray:
+    """The new utilities of every period, ``(n_periods, replications, N)``: drawn from ``rng``
+    as a simulation of ``law`` draws them (:func:`crawling.draw_new_utilities`), or ``u``
+    every period for the deterministic model."""
+    model = law.model()
+    if law.base_law is None:
+        return np.broadcast_to(model.u, (n_periods, replications, model.n_sources))
+    return crawling.draw_new_utilities(model, n_periods, replications, rng=rng,
+                                       base_law=law.base_law, base_shape=law.base_shape)
+
+
+def _extension_runs(model: CrawlingModel, extensions: tuple, arrivals: list) -> list:
+    """The average rewards of every extension for ``M = 1, 2``, one ``(2, S, R_k)`` array per
+    block of ``arrivals`` (``(T, R_k, N)`` each, the runs of one law): all of them in one
+    lock-step simulation (:func:`whittle_lib.models.crawling_policies.simulate_many`), the
+    extensions twice as slots (``M = 1``, then ``M = 2``) and the blocks as replications."""
+    S = len(extensions)
+    rule = ExtendedIndexRule(model, tuple(extensions) * 2)
+    T = arrivals[0].shape[0]
+    stacked = np.concatenate(arrivals, axis=1)                      # (T, R, N)
+    runs = policies.simulate_many(model, rule, [1] * S + [2] * S, T, slots=2 * S, stochastic=True,
+                                  replications=stacked.shape[1], utilities=stacked)
+    rewards = np.stack([run.rewards for run in runs], axis=-1)      # (T, R, 2 S)
+    out, first = [], 0
+    for block in arrivals:
+        mine = rewards[:, first:first + block.shape[1]]
+        first += block.shape[1]
+        total = np.zeros(mine.shape[1:])
+        for period in mine:            # summed in time order, as the loop of one law did
+            total += period
+        out.append(np.moveaxis((total / T).reshape(-1, 2, S), 0, -1))
+    return out
+
+
 def extension_rewards(law: UtilityLaw, extensions, *, n_periods: int, replications: int,
                       rng) -> np.ndarray:
     """Average reward of every continued index (:class:`ExtendedIndexRule`) for ``M = 1`` and
     ``M = 2``, on common arrivals: the loop of :func:`whittle_lib.models.crawling_policies.simulate`
     (stochastic model, eq. 17, from ``x = u``, ties to the lowest number), with slots for the
-    extensions and both budgets sharing each period's utilities. Drawn as ``simulate`` draws
+    extensions and both budgets sharing each period's utilities
+    (:func:`whittle_lib.models.crawling_policies.simulate_many`). Drawn as ``simulate`` draws
     them with ``replications`` (a test checks that the exact index continued by its formula
     gives ``simulate``'s rewards), so runs with the same ``rng`` seed see the same arrivals.
 
@@ -1493,26 +1528,18 @@ def extension_rewards(law: UtilityLaw, extensions, *, n_periods: int, replicatio
         raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
     if int(replications) != replications or replications < 1:
         raise ValueError(f"replications must be a positive integer, got {replications!r}")
-    model = law.model()
-    rule = ExtendedIndexRule(model, tuple(extensions))
-    rng = np.random.default_rng(rng)
-    R, S, N = int(replications), len(rule.extensions), model.n_sources
-    x = np.broadcast_to(model.u, (R, 2, S, N)).copy()
-    total = np.zeros((R, 2, S))
-    crawl = np.empty(x.shape, dtype=bool)
-    for t in range(int(n_periods)):
-        gamma = rule(x, None, t)
-        crawl[:, 0] = policies.top_m(gamma[:, 0], 1)
-        crawl[:, 1] = policies.top_m(gamma[:, 1], 2)
-        total += np.sum(x, axis=-1, where=crawl)
-        new = (np.broadcast_to(model.u, (R, N)) if law.base_law is None else
-               crawling.sample_new_utility(model, R, rng=rng, base_law=law.base_law,
-                                           base_shape=law.base_shape))
-        new = np.broadcast_to(new[:, None, None, :], x.shape)
-        x *= model.alpha
-        x += new
-        np.copyto(x, new, where=crawl)
-    return np.moveaxis(total / int(n_periods), 0, -1)
+    if not tuple(extensions):
+        raise ValueError("extensions must not be empty")
+    arrivals = _law_arrivals(law, int(n_periods), int(replications), np.random.default_rng(rng))
+    return _extension_runs(law.model(), tuple(extensions), [arrivals])[0]
+
+
+def _extension_group(laws: tuple, extensions: tuple, runs: tuple, seed) -> list:
+    """:func:`extension_rewards` of several laws of one model and run length, each from a
+    generator started at ``seed``, in one lock-step simulation (their runs as replications)."""
+    arrivals = [_law_arrivals(law, T, R, np.random.default_rng(seed))
+                for law, (R, T) in zip(laws, runs)]
+    return _extension_runs(laws[0].model(), extensions, arrivals)
 
 
 @dataclass(frozen=True)
@@ -1657,9 +1684,17 @@ def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications:
     runs = tuple((int(replications), int(n_periods)) if i == 0 else
                  (1, int(n_periods)) if law.base_law is None else tuple(int(v) for v in other)
                  for i, law in enumerate(laws))
-    jobs = [partial(extension_rewards, law, exts, n_periods=T, replications=R,
-                    rng=np.random.default_rng(seed)) for law, (R, T) in zip(laws, runs)]
-    rewards = tuple(run_tasks(jobs, max_workers=max_workers))
+    # the laws of one model (theta's reading and Lambda) and run length share one simulation,
+    # their runs side by side as replications: the numbers of each law run alone
+    groups = {}
+    for i, (law, (R, T)) in enumerate(zip(laws, runs)):
+        groups.setdefault((law.theta, law.arrival_rate, T), []).append(i)
+    members = sorted(groups.values(), key=lambda g: -sum(runs[i][0] * runs[i][1] for i in g))
+    jobs = [partial(_extension_group, tuple(laws[i] for i in g), exts, tuple(runs[i] for i in g),
+                    seed) for g in members]
+    done = run_tasks(jobs, max_workers=max_workers)
+    by_law = {i: r for g, out in zip(members, done) for i, r in zip(g, out)}
+    rewards = tuple(by_law[i] for i in range(len(laws)))
     return ExtensionSweep(exts, tuple(laws), rewards, runs,
                           np.array([paper.value["Deterministic", M] for M in (1, 2)]),
                           np.array([paper.tolerance["Deterministic", M] for M in (1, 2)]))

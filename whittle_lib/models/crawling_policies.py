@@ -373,21 +373,16 @@ def simulate_many(model: CrawlingModel, rule, M, n_periods: int, *, slots: int, 
     x = np.broadcast_to(start.x[..., None, :], shape).copy()
     age = np.broadcast_to(start.age[..., None, :], shape).copy()
     alpha = model.alpha
-    # the slots of each budget, for top_m (one call per distinct budget)
-    groups = [(int(m), budget == m) for m in np.unique(budget)]
-    whole = len(groups) == 1
+    one_budget = int(budget[0]) if np.all(budget == budget[0]) else None
     rewards = np.empty((T, *lead, S))
-    crawl = np.empty(shape, dtype=bool)
     for t in range(T):
         priority = np.asarray(rule(x, age, t), dtype=float)
         if priority.shape != shape:
             raise ValueError(f"the rule must give priorities of shape {shape}, got "
                              f"{priority.shape}")
-        if whole:
-            crawl = top_m(priority, groups[0][0])
-        else:
-            for m, where in groups:
-                crawl[..., where, :] = top_m(priority[..., where, :], m)
+        # top_m in each slot with its budget (ties to the lowest number)
+        crawl = top_m(priority, one_budget) if one_budget is not None \
+            else rmab._top_m_rows(priority, budget)
         rewards[t] = np.sum(x, axis=-1, where=crawl)
         if dynamics.utilities is not None:
             new = dynamics.utilities[t]
