@@ -201,7 +201,10 @@ def test_simulate_many_replays_utilities_and_validates():
 
 def test_expected_value_rule_is_the_visited_state_of_its_age():
     # its constants are computed once; the priority keeps visited_states' bits
-    age = np.array([[1.0, 2.0, 3.0, 40.0], [5.0, 1.0, 7.0, 2.0]])
-    got = policies.ExpectedValueRule(TABLE_ONE)(None, age, 0)
-    want = crawling.visited_states(TABLE_ONE.u, TABLE_ONE.alpha, age)
-    assert got.tobytes() == want.tobytes()
+    # (whole ages from a table of them, others computed): visited_states' bits either way
+    rule = policies.ExpectedValueRule(TABLE_ONE)
+    for age in ([[1.0, 2.0, 3.0, 40.0], [5.0, 1.0, 7.0, 2.0]], [0.0, 1.0, 1023.0, 1024.0],
+                [1.0, 2.5, 3.0, 4.0], [1.0, np.inf, 3.0, 4.0]):
+        got = rule(None, np.array(age), 0)
+        want = crawling.visited_states(TABLE_ONE.u, TABLE_ONE.alpha, np.array(age))
+        assert got.tobytes() == want.tobytes()

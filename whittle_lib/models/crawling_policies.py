@@ -147,17 +147,36 @@ class ExpectedValueRule:
     time_period: int | None = field(default=None, init=False)
     _log_alpha: np.ndarray = field(default=None, init=False, repr=False, compare=False)
     _scale: np.ndarray = field(default=None, init=False, repr=False, compare=False)
+    _table: np.ndarray = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         # crawling.visited_states' per-source constants, once (the same operations on them)
         log_alpha = np.asarray(fp.log(np.asarray(self.model.alpha, dtype=float)))
         object.__setattr__(self, "_log_alpha", log_alpha)
         object.__setattr__(self, "_scale", -fp.expm1(log_alpha))
+        # the states of the ages 0.._AGES - 1 of every source, when the table is small: the
+        # simulator's ages are whole numbers of periods, looked up instead of computed
+        n = self.model.n_sources
+        ages = max(min(_AGES, _AGE_TABLE // n), 0)
+        if ages > 1:
+            object.__setattr__(self, "_table", self._state(np.arange(ages, dtype=float)[:, None]))
+
+    def _state(self, age):
+        # visited_states(u, alpha, age): u (1 - alpha**age) / (1 - alpha), as it computes it
+        return self.model.u * -fp.expm1(age * self._log_alpha) / self._scale
 
     def __call__(self, x, age, t):
-        # visited_states(u, alpha, age): u (1 - alpha**age) / (1 - alpha), as it computes it
-        return self.model.u * -fp.expm1(np.asarray(age, dtype=float) * self._log_alpha) \
-            / self._scale
+        age = np.asarray(age, dtype=float)
+        table = self._table
+        if table is not None and age.size and age.max() < table.shape[0] and age.min() >= 0:
+            whole = age.astype(np.intp)
+            if np.array_equal(whole, age):       # element-wise: the table's entry, same bits
+                return table[whole, np.arange(table.shape[1])]
+        return self._state(age)
+
+
+_AGES = 1024              # ages tabulated by ExpectedValueRule (fewer for many sources)
+_AGE_TABLE = 1 << 16      # entries of its table at most
 
 
 @dataclass(frozen=True)
