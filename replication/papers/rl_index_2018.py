@@ -1280,9 +1280,44 @@ class _TableTwoRule:
         return out
 
 
-def _table_two_runs(problem, ys, n_periods, replications, seed, base_law) -> dict:
+def _arrivals_key(model: CrawlingModel, n_periods: int, replications: int, seed,
+                  base_law: str, base_shape=None):
+    """What determines ``draw_new_utilities(model, n_periods, replications,
+    rng=default_rng(seed), ...)``, or ``None`` for a seed that is not an int or a
+    ``SeedSequence`` (a generator's state is not a key)."""
+    if isinstance(seed, np.random.SeedSequence):
+        origin = ("seq", repr(seed.entropy), tuple(seed.spawn_key), seed.pool_size,
+                  seed.n_children_spawned)
+    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        origin = ("int", int(seed))
+    else:
+        return None
+    fields = tuple(np.asarray(getattr(model, f), dtype=float).tobytes()
+                   for f in ("xi_mean", "mu", "arrival_rate", "period"))
+    return fields + (int(n_periods), int(replications), origin, base_law, base_shape)
+
+
+#: The last common arrivals drawn for Table II, ``(key, arrivals)``: the extension sweep's
+#: first law (Table II's law, seed and runs) replays them instead of drawing them again. A
+#: memo of a pure function (the same numbers either way, a test checks); one entry.
+_LAST_ARRIVALS: list = []
+
+
+def _remember_arrivals(key, arrivals) -> None:
+    if key is not None:
+        arrivals = np.array(arrivals)
+        arrivals.setflags(write=False)
+        _LAST_ARRIVALS[:] = [(key, arrivals)]
+
+
+def _remembered_arrivals(key):
+    return next((a for k, a in _LAST_ARRIVALS if key is not None and k == key), None)
+
+
+def _table_two_runs(problem, ys, n_periods, replications, seed, base_law) -> tuple:
     """The average rewards of :class:`_TableTwoRule`'s slots, on the arrivals drawn from
-    ``seed`` (:func:`crawling.draw_new_utilities`, which a run of each policy alone draws)."""
+    ``seed`` (:func:`crawling.draw_new_utilities`, which a run of each policy alone draws),
+    and those arrivals."""
     model = problem.model
     rule = _TableTwoRule(problem, ys)
     arrivals = crawling.draw_new_utilities(model, n_periods, replications,
@@ -1290,7 +1325,7 @@ def _table_two_runs(problem, ys, n_periods, replications, seed, base_law) -> dic
     runs = policies.simulate_many(model, rule, [M for _, M in rule.keys], n_periods,
                                   slots=len(rule.keys), stochastic=True, replications=replications,
                                   base_law=base_law, utilities=arrivals)
-    return {key: run.average_reward for key, run in zip(rule.keys, runs)}
+    return {key: run.average_reward for key, run in zip(rule.keys, runs)}, arrivals
 
 
 def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, n_periods: int,
@@ -1320,7 +1355,8 @@ def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, 
     jobs = [partial(_table_two_runs, problem, ys, n_periods, replications, seed, base_law),
             partial(evaluate_on_common_arrivals, model, readings, (1, 1, 2, 2), n_periods, slots=4,
                     base_law=base_law, rng=np.random.default_rng(seed))]
-    slots, state = run_tasks(jobs, max_workers=max_workers)
+    (slots, arrivals), state = run_tasks(jobs, max_workers=max_workers)
+    _remember_arrivals(_arrivals_key(model, n_periods, replications, seed, base_law), arrivals)
     # the paper's policies for M = 1, then 2; then Sec. 4's runs for M = 1, then 2
     runs = {(name, M): slots[name, M] for M in (1, 2) for name in TABLE_TWO_POLICIES + (_PRINTED,)}
     for M in (1, 2):
@@ -1534,11 +1570,12 @@ def extension_rewards(law: UtilityLaw, extensions, *, n_periods: int, replicatio
     return _extension_runs(law.model(), tuple(extensions), [arrivals])[0]
 
 
-def _extension_group(laws: tuple, extensions: tuple, runs: tuple, seed) -> list:
+def _extension_group(laws: tuple, extensions: tuple, runs: tuple, seed, drawn: tuple) -> list:
     """:func:`extension_rewards` of several laws of one model and run length, each from a
-    generator started at ``seed``, in one lock-step simulation (their runs as replications)."""
-    arrivals = [_law_arrivals(law, T, R, np.random.default_rng(seed))
-                for law, (R, T) in zip(laws, runs)]
+    generator started at ``seed`` (or its arrivals already drawn, ``drawn``), in one lock-step
+    simulation (their runs as replications)."""
+    arrivals = [_law_arrivals(law, T, R, np.random.default_rng(seed)) if a is None else a
+                for law, (R, T), a in zip(laws, runs, drawn)]
     return _extension_runs(laws[0].model(), extensions, arrivals)
 
 
@@ -1690,8 +1727,12 @@ def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications:
     for i, (law, (R, T)) in enumerate(zip(laws, runs)):
         groups.setdefault((law.theta, law.arrival_rate, T), []).append(i)
     members = sorted(groups.values(), key=lambda g: -sum(runs[i][0] * runs[i][1] for i in g))
+    # Table II's arrivals, when simulate_table_two drew them last (the same draw)
+    drawn = [None if law.base_law is None else _remembered_arrivals(
+        _arrivals_key(law.model(), T, R, seed, law.base_law, law.base_shape))
+        for law, (R, T) in zip(laws, runs)]
     jobs = [partial(_extension_group, tuple(laws[i] for i in g), exts, tuple(runs[i] for i in g),
-                    seed) for g in members]
+                    seed, tuple(drawn[i] for i in g)) for g in members]
     done = run_tasks(jobs, max_workers=max_workers)
     by_law = {i: r for g, out in zip(members, done) for i, r in zip(g, out)}
     rewards = tuple(by_law[i] for i in range(len(laws)))
