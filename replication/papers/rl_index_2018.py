@@ -1451,19 +1451,33 @@ class ExtendedIndexRule:
         # its division by C = 1 is exact, so _whittle_index gives its bits)
         object.__setattr__(self, "_exact", crawling._index_constants(m.u, m.alpha))
         object.__setattr__(self, "_printed_form", _PrintedForm(m))
+        # the slots of each form: a slice where they are consecutive (a view, not a copy)
+        on = printed[:, 0]
+        object.__setattr__(self, "_forms", tuple(_as_slice(mask) for mask in (on, ~on)))
 
     def __call__(self, x, age, t):
         m = self.model
         printed, below_fix, below_val, above_x, above_fix, above_val = self._masks
         x = np.asarray(x, dtype=float)
         gamma = np.empty(x.shape)
-        on = printed[:, 0]                         # each form only on its own slots (the cost)
+        on, off = self._forms                      # each form only on its own slots (the cost)
         gamma[..., on, :] = self._printed_form(x[..., on, :])
-        gamma[..., ~on, :] = crawling._whittle_index(x[..., ~on, :], *self._exact)
+        gamma[..., off, :] = crawling._whittle_index(x[..., off, :], *self._exact)
         below, above = x < m.u, x >= m.u_star
-        gamma = np.where(below & below_fix, below_val, gamma)
-        gamma = np.where(above & above_x, x, gamma)
-        return np.where(above & above_fix, above_val, gamma)
+        # the continuations, later ones over earlier ones (as nested np.where would choose)
+        np.copyto(gamma, below_val, where=below & below_fix)
+        np.copyto(gamma, x, where=above & above_x)
+        np.copyto(gamma, np.broadcast_to(above_val, x.shape), where=above & above_fix)
+        return gamma
+
+
+def _as_slice(mask: np.ndarray):
+    """``mask`` (boolean, 1-d) as the slice of its ``True`` entries when they are consecutive,
+    else the mask itself (both select the same entries)."""
+    where = np.flatnonzero(mask)
+    if where.size and where[-1] - where[0] + 1 == where.size:
+        return slice(int(where[0]), int(where[-1]) + 1)
+    return mask
 
 
 @dataclass(frozen=True)
@@ -1528,11 +1542,19 @@ def _extension_runs(model: CrawlingModel, extensions: tuple, arrivals: list) -> 
     lock-step simulation (:func:`whittle_lib.models.crawling_policies.simulate_many`), the
     extensions twice as slots (``M = 1``, then ``M = 2``) and the blocks as replications."""
     S = len(extensions)
-    rule = ExtendedIndexRule(model, tuple(extensions) * 2)
+    # the slots (extension, M): each form's for M = 1 and 2 side by side, so that each form's
+    # slots are consecutive (ExtendedIndexRule takes them as a view)
+    slots = sorted(((e, M) for M in (1, 2) for e in range(S)),
+                   key=lambda s: (extensions[s[0]].form != INDEX_FORMS[0], s[1], s[0]))
+    rule = ExtendedIndexRule(model, tuple(extensions[e] for e, _ in slots))
     T = arrivals[0].shape[0]
     stacked = np.concatenate(arrivals, axis=1)                      # (T, R, N)
-    runs = policies.simulate_many(model, rule, [1] * S + [2] * S, T, slots=2 * S, stochastic=True,
-                                  replications=stacked.shape[1], utilities=stacked)
+    runs = policies.simulate_many(model, rule, [M for _, M in slots], T, slots=2 * S,
+                                  stochastic=True, replications=stacked.shape[1],
+                                  utilities=stacked)
+    # back in the order (M, extension)
+    position = {slot: k for k, slot in enumerate(slots)}
+    runs = [runs[position[e, M]] for M in (1, 2) for e in range(S)]
     rewards = np.stack([run.rewards for run in runs], axis=-1)      # (T, R, 2 S)
     out, first = [], 0
     for block in arrivals:
