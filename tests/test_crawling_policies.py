@@ -208,3 +208,17 @@ def test_expected_value_rule_is_the_visited_state_of_its_age():
         got = rule(None, np.array(age), 0)
         want = crawling.visited_states(TABLE_ONE.u, TABLE_ONE.alpha, np.array(age))
         assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("n", [4, 300])
+def test_top_m_with_a_budget_per_row_is_top_m_of_each_row(n):
+    # simulate_many's selection: ranked once for short rows, by budget for long ones
+    from whittle_lib import rmab
+    rng = np.random.default_rng(n)
+    priority = rng.integers(0, 5, size=(3, 6, n)).astype(float)      # many ties
+    M = np.array([0, 1, 2, n // 2, n - 1, n])
+    got = rmab._top_m_rows(priority, M)
+    want = [[policies.top_m(priority[r, s], int(M[s])) for s in range(6)] for r in range(3)]
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="nan"):
+        rmab._top_m_rows(np.full((2, n), np.nan), np.array([1, 1]))

@@ -1734,11 +1734,14 @@ class ExtensionSweep:
 
 def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications: int, seed,
                     other: tuple = (4, 2500), max_workers: int | None = None) -> ExtensionSweep:
-    """Run :func:`extension_rewards` for every law (one task per law, on both cores), every run
-    from a generator started at ``seed``: the first law with ``replications`` runs of
-    ``n_periods`` (the arrivals of :func:`simulate_table_two` when it is Table II's law), the
+    """Run :func:`extension_rewards` for every law, every run from a generator started at
+    ``seed``: the first law with ``replications`` runs of ``n_periods`` (the arrivals of
+    :func:`simulate_table_two` when it is Table II's law: replayed if it drew them last), the
     deterministic model with one run of ``n_periods``, the other laws with ``other =
-    (replications, periods)`` (shorter: they serve to show how far each law moves the pair)."""
+    (replications, periods)`` (shorter: they serve to show how far each law moves the pair).
+    The laws of one model and run length run as the replications of one simulation, one task
+    per such group on both cores (:func:`whittle_lib.stats.run_tasks`); each law's numbers are
+    those of :func:`extension_rewards` run alone, bit for bit (a test)."""
     exts = index_extensions()
     runs = tuple((int(replications), int(n_periods)) if i == 0 else
                  (1, int(n_periods)) if law.base_law is None else tuple(int(v) for v in other)
