@@ -41,6 +41,13 @@ def main() -> None:
     sim = policies.simulate(model, policies.WhittleRule(model), 1, 300, stochastic=True,
                             replications=3, rng=2)
     print("simulation", digest(sim.rewards))
+    # notebook 03's Table II and extension sweep run their policies as slots of one simulation
+    U = crawling.draw_new_utilities(model, 300, 3, rng=2)
+    slots = policies.SlotRules([policies.WhittleRule(model), policies.ExpectedValueRule(model),
+                                policies.RoundRobinRule(model.n_sources, 1)])
+    many = policies.simulate_many(model, slots, [1, 2, 1], 300, slots=3, stochastic=True,
+                                  replications=3, utilities=U)
+    print("simulation stacked", digest(*[r.rewards for r in many]))
     run = run_lspe(model, LSPESettings(n_steps=400, record_every=50), rng=3)
     print("lspe", digest(run.rewards, run.q, run.r))
     # notebook 02's runs go stacked (run 0 is the run above, bit for bit, tests/test_lspe.py)

@@ -144,3 +144,81 @@ def test_replayed_utilities_give_the_run_that_draws_them(replications):
         policies.simulate(model, rule, 1, 10, replications=replications, utilities=U)
     with pytest.raises(ValueError, match="utilities must have shape"):
         policies.simulate(model, rule, 1, 10, stochastic=True, replications=5, utilities=U)
+
+
+@pytest.mark.parametrize("replications", [None, 1, 3])
+@pytest.mark.parametrize("stochastic", [True, False])
+def test_simulate_many_is_simulate_for_each_slot(replications, stochastic):
+    # lock-step slots on common arrivals: each slot earns, period by period and bit for bit,
+    # what simulate earns with its rule alone from the same generator (the same draws and the
+    # same element-wise operations; top_m per slot with the slot's budget)
+    model = crawling.CrawlingModel(xi_mean=[1.0, 0.7, 0.2, 0.08, 0.5],
+                                   mu=[0.7, 0.6, 0.5, 0.4, 0.9], arrival_rate=[25.0] * 5,
+                                   cost=[1.0, 2.0, 1.0, 1.0, 0.5])
+    rules = [policies.WhittleRule(model), policies.ExpectedValueRule(model),
+             policies.RoundRobinRule(5, 1), policies.CurrentValueRule(),
+             policies.RoundRobinRule(5, 2),
+             policies.WhittleRule(model)]
+    Ms = [1, 2, 1, 3, 2, 0]
+    runs = policies.simulate_many(model, policies.SlotRules(rules), Ms, 120, slots=6,
+                                  stochastic=stochastic, replications=replications, rng=4)
+    assert len(runs) == 6
+    for run, rule, M in zip(runs, rules, Ms):
+        want = policies.simulate(model, rule, M, 120, stochastic=stochastic,
+                                 replications=replications, rng=4)
+        assert run.rewards.shape == want.rewards.shape
+        assert run.rewards.tobytes() == want.rewards.tobytes()
+        assert run.average_reward.tobytes() == want.average_reward.tobytes()
+    assert np.all(runs[-1].rewards == 0)                  # M = 0 crawls nothing
+
+
+def test_simulate_many_replays_utilities_and_validates():
+    model = TABLE_ONE
+    U = crawling.draw_new_utilities(model, 60, 2, rng=np.random.default_rng(3))
+    rule = policies.SlotRules([policies.WhittleRule(model), policies.ExpectedValueRule(model)])
+    replayed = policies.simulate_many(model, rule, 2, 60, slots=2, stochastic=True,
+                                      replications=2, utilities=U)
+    drawn = policies.simulate_many(model, rule, 2, 60, slots=2, stochastic=True,
+                                   replications=2, rng=3)
+    for a, b in zip(replayed, drawn):
+        assert a.rewards.tobytes() == b.rewards.tobytes()
+    with pytest.raises(ValueError, match="slots"):
+        policies.simulate_many(model, rule, 1, 10, slots=0)
+    with pytest.raises(ValueError, match="M must"):
+        policies.simulate_many(model, rule, [1, 2, 1], 10, slots=2)
+    with pytest.raises(ValueError, match="M must"):
+        policies.simulate_many(model, rule, [1, 5], 10, slots=2)
+    with pytest.raises(ValueError, match="n_periods"):
+        policies.simulate_many(model, rule, 1, 0, slots=2)
+    with pytest.raises(ValueError, match="shape"):
+        policies.simulate_many(model, rule, 1, 10, slots=3)
+    with pytest.raises(ValueError, match="longer"):
+        policies.simulate_many(model, rule, 1, 61, slots=2, stochastic=True, replications=2,
+                               utilities=U)
+    with pytest.raises(ValueError, match="rules"):
+        policies.SlotRules([])
+
+
+def test_expected_value_rule_is_the_visited_state_of_its_age():
+    # its constants are computed once; the priority keeps visited_states' bits
+    # (whole ages from a table of them, others computed): visited_states' bits either way
+    rule = policies.ExpectedValueRule(TABLE_ONE)
+    for age in ([[1.0, 2.0, 3.0, 40.0], [5.0, 1.0, 7.0, 2.0]], [0.0, 1.0, 1023.0, 1024.0],
+                [1.0, 2.5, 3.0, 4.0], [1.0, np.inf, 3.0, 4.0]):
+        got = rule(None, np.array(age), 0)
+        want = crawling.visited_states(TABLE_ONE.u, TABLE_ONE.alpha, np.array(age))
+        assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("n", [4, 300])
+def test_top_m_with_a_budget_per_row_is_top_m_of_each_row(n):
+    # simulate_many's selection: ranked once for short rows, by budget for long ones
+    from whittle_lib import rmab
+    rng = np.random.default_rng(n)
+    priority = rng.integers(0, 5, size=(3, 6, n)).astype(float)      # many ties
+    M = np.array([0, 1, 2, n // 2, n - 1, n])
+    got = rmab._top_m_rows(priority, M)
+    want = [[policies.top_m(priority[r, s], int(M[s])) for s in range(6)] for r in range(3)]
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="nan"):
+        rmab._top_m_rows(np.full((2, n), np.nan), np.array([1, 1]))

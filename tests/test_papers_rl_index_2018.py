@@ -4,6 +4,7 @@ fixed schedule, the renewal index of the stochastic model and the common-arrival
 import csv
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from whittle_lib.models import crawling as C
 from whittle_lib.models import crawling_policies as P
 from replication.papers import rl_index_2018 as B
 from replication.records import format_estimate
-from whittle_lib.learning import StepSizes
+from whittle_lib.learning import LearnedIndexRule, StepSizes
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = C.table_one(250)
@@ -422,6 +423,58 @@ def test_simulate_table_two_is_paired_and_reproducible(small_learning):
     np.testing.assert_array_equal(table.runs["Greedy", 2], again.runs["Greedy", 2])
 
 
+def test_simulate_table_two_is_each_policy_simulated_alone(small_learning):
+    # the lock-step run (one simulation, the policies as slots; the learned indices share
+    # gamma*) against the one-at-a-time path it replaced: simulate for each policy from a
+    # generator started at the seed, and the greedy readings on the state as their own run
+    problem, learned = small_learning
+    state = SimpleNamespace(y=learned.y[::-1])            # another set of weights
+    seed, T, R = np.random.SeedSequence(4), 40, 2
+    table = B.simulate_table_two(problem, learned, state, n_periods=T, replications=R, seed=seed,
+                                 max_workers=1)
+    rules = {"Round Robin": P.RoundRobinRule(4, 1), "Greedy": P.ExpectedValueRule(MODEL),
+             "Deterministic": P.WhittleRule(MODEL),
+             "Stochastic without Projection": LearnedIndexRule(problem, learned.y[1]),
+             "Stochastic with Projection": LearnedIndexRule(problem, learned.y[0]),
+             B.PRINTED: B.PrintedIndexRule(MODEL),
+             "Stochastic without Projection, subsidy at the state":
+                 LearnedIndexRule(problem, state.y[1]),
+             "Stochastic with Projection, subsidy at the state":
+                 LearnedIndexRule(problem, state.y[0])}
+    for M in (1, 2):
+        for name, rule in rules.items():
+            want = P.simulate(MODEL, rule, M, T, stochastic=True, replications=R,
+                              rng=np.random.default_rng(seed)).average_reward
+            assert table.runs[name, M].tobytes() == want.tobytes(), (name, M)
+        rewards = [P.simulate(MODEL, B.StatePriorityRule(w), M, T, stochastic=True,
+                              rng=np.random.default_rng(seed)).rewards
+                   for w in (np.ones(4), 1 / MODEL.mu)]
+        # the (T, 2) rewards of the two readings, averaged over time as the stacked loop did
+        want = np.stack(rewards, axis=-1).mean(axis=0)
+        assert table.runs["greedy on x and on x/mu", M].tobytes() == want.tobytes()
+    assert len(table.runs) == 2 * (len(rules) + 1)
+
+
+def test_extension_sweep_replays_the_arrivals_of_table_two(small_learning, monkeypatch):
+    # Table II's law, seed and runs: the sweep's first law replays the arrivals that
+    # simulate_table_two drew last instead of drawing them again; the same numbers either way
+    problem, learned = small_learning
+    seed, kw = np.random.SeedSequence(8), dict(n_periods=30, replications=2, max_workers=1)
+    laws, paper = B.UTILITY_LAWS[:1], _paper()
+    monkeypatch.setattr(B, "_LAST_ARRIVALS", [])
+    fresh = B.extension_sweep(laws, paper, seed=seed, **kw)
+    B.simulate_table_two(problem, learned, learned, seed=seed, **kw)
+
+    def no_draw(*args, **kwargs):
+        raise LookupError("drawn again")
+
+    monkeypatch.setattr(C, "draw_new_utilities", no_draw)
+    replayed = B.extension_sweep(laws, paper, seed=seed, **kw)
+    assert replayed.rewards[0].tobytes() == fresh.rewards[0].tobytes()
+    with pytest.raises(LookupError):         # another seed is not Table II's: drawn afresh
+        B.extension_sweep(laws, paper, seed=np.random.SeedSequence(9), **kw)
+
+
 def test_the_recording_lines_fill_every_expected_row(small_learning):
     # the notebook's recording lines on small inputs: every row of data/expected is recorded once
     problem, learned = small_learning
@@ -480,6 +533,16 @@ def test_extended_index_rule_against_the_library_forms():
             np.testing.assert_array_equal(got[k], np.broadcast_to(want, (4,)))
 
 
+def test_printed_index_rule_is_index_2018_bit_for_bit():
+    # log(alpha) once and alpha**zeta from a table of fp.power: the same element-wise numbers
+    u, us = MODEL.u, MODEL.u_star
+    visited = C.visited_states(u, MODEL.alpha, np.arange(1, 60)[:, None])
+    x = np.concatenate([visited, np.random.default_rng(2).uniform(0, 1.5, (200, 4)) * us,
+                        [0.0 * u, u, us, 2 * us]])
+    got = B.PrintedIndexRule(MODEL)(x, None, 0)
+    assert got.tobytes() == B.index_2018(x, u, MODEL.alpha).tobytes()
+
+
 def test_extension_rewards_are_simulate_for_the_formula_continuations():
     # the exact index and the printed form continued by their formulas are WhittleRule and
     # PrintedIndexRule: with the same seed, the same draws and the same rewards
@@ -496,6 +559,50 @@ def test_extension_rewards_are_simulate_for_the_formula_continuations():
             np.testing.assert_allclose(got[c, k], want, rtol=1e-13)
     # always crawling a restarted source below u wastes crawls: it earns less
     assert np.all(got[:, 2].mean(-1) < got[:, 0].mean(-1))
+
+
+def _extension_rewards_loop(law, extensions, n_periods, replications, rng):
+    """extension_rewards as it was written before the lock-step simulator: its own loop, the
+    extensions for both budgets on an axis of their own, the arrivals drawn each period."""
+    model = law.model()
+    rule = B.ExtendedIndexRule(model, tuple(extensions))
+    rng = np.random.default_rng(rng)
+    R, S, N = replications, len(rule.extensions), model.n_sources
+    x = np.broadcast_to(model.u, (R, 2, S, N)).copy()
+    total = np.zeros((R, 2, S))
+    crawl = np.empty(x.shape, dtype=bool)
+    for t in range(n_periods):
+        gamma = rule(x, None, t)
+        crawl[:, 0] = P.top_m(gamma[:, 0], 1)
+        crawl[:, 1] = P.top_m(gamma[:, 1], 2)
+        total += np.sum(x, axis=-1, where=crawl)
+        new = (np.broadcast_to(model.u, (R, N)) if law.base_law is None else
+               C.sample_new_utility(model, R, rng=rng, base_law=law.base_law,
+                                    base_shape=law.base_shape))
+        new = np.broadcast_to(new[:, None, None, :], x.shape)
+        x *= model.alpha
+        x += new
+        np.copyto(x, new, where=crawl)
+    return np.moveaxis(total / n_periods, 0, -1)
+
+
+def test_extension_rewards_and_the_stacked_sweep_are_each_law_alone():
+    # extension_rewards (one lock-step simulation, the extensions as slots for both budgets)
+    # against the loop it replaced, and extension_sweep (the laws of one model and run length
+    # stacked as replications of one simulation) against extension_rewards of each law alone:
+    # the same bits
+    exts = B.index_extensions()[::6]
+    for law, R in ((B.UTILITY_LAWS[0], 2), (B.UTILITY_LAWS[5], 1), (B.UTILITY_LAWS[-1], 1)):
+        got = B.extension_rewards(law, exts, n_periods=60, replications=R, rng=3)
+        assert got.tobytes() == _extension_rewards_loop(law, exts, 60, R, 3).tobytes(), law.label
+    laws = B.UTILITY_LAWS
+    paper = _paper()
+    sweep = B.extension_sweep(laws, paper, n_periods=40, replications=2, seed=5, other=(2, 30),
+                              max_workers=1)
+    for law, rewards, (R, T) in zip(laws, sweep.rewards, sweep.runs):
+        alone = B.extension_rewards(law, B.index_extensions(), n_periods=T, replications=R,
+                                    rng=np.random.default_rng(5))
+        assert rewards.shape == (2, 55, R) and rewards.tobytes() == alone.tobytes(), law.label
 
 
 def test_utility_laws_read_table_one():

@@ -132,6 +132,25 @@ def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
 
 
 _SORT_BELOW = 256   # rows shorter than this are ranked by sorting (same set, less overhead)
+
+
+def _top_m_rows(priority: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """:func:`top_m` (ties to the lowest numbers) with a budget per row: ``M`` an integer
+    array of ``priority.shape[:-1]`` (or broadcastable to it), each in ``0..n``. The same set in
+    each row as ``top_m(row, M_row)``: short rows are ranked once by the same two stable sorts
+    and cut at each row's budget; longer rows go through :func:`_top_m_lowest` once per
+    distinct budget."""
+    _check_no_nan(priority)
+    n = priority.shape[-1]
+    M = np.broadcast_to(M, priority.shape[:-1])
+    if n < _SORT_BELOW:
+        order = np.argsort(-priority, axis=-1, kind="stable")
+        return np.argsort(order, axis=-1, kind="stable") < M[..., None]
+    chosen = np.empty(priority.shape, dtype=bool)
+    for m in np.unique(M):
+        rows = M == m
+        chosen[rows] = _top_m_lowest(priority[rows], int(m))
+    return chosen
 _SAMPLE = 4096      # priorities sampled to guess a lower bound of the cut on a long row
 
 

@@ -57,7 +57,7 @@ from whittle_lib.stats import run_tasks
 from whittle_lib.learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                                  learn_whittle_index_many)
 from whittle_lib import _portable as _fp
-from .crawling_2015 import _eta_printed, index_2018
+from .crawling_2015 import index_2018
 
 __all__ = [
     "index_2018",  # the printed form, kept with the 2015 forms in crawling_2015
@@ -207,15 +207,50 @@ class StaticPriorityRule:
 
 
 @dataclass(frozen=True, eq=False)
+class _PrintedForm:
+    """:func:`index_2018` with ``log alpha`` computed once and ``alpha**zeta`` looked up in a
+    table of ``fp.power(alpha, k)``: the same element-wise operations on the same numbers, so
+    the same bits, without two extended-precision powers and a logarithm per state and call."""
+
+    model: CrawlingModel
+
+    _POWERS = 4000      # alpha**k tabulated for k < _POWERS (zeta stays below ~200 in floats)
+
+    def __post_init__(self) -> None:
+        alpha = self.model.alpha
+        object.__setattr__(self, "_log_alpha", _fp.log(alpha))
+        object.__setattr__(self, "_powers",
+                           _fp.power(alpha[None, :], np.arange(self._POWERS, dtype=float)[:, None]))
+        object.__setattr__(self, "_sources", np.arange(self.model.n_sources))
+
+    def __call__(self, x):
+        m = self.model
+        x = np.asarray(x, dtype=float)
+        # _eta_printed(x, u, alpha), with its log(alpha) once
+        arg = (m.u - (1.0 - m.alpha) * x) / m.u
+        ratio = np.where(arg > 0, _fp.log(np.where(arg > 0, arg, 1.0)), 0.0) / self._log_alpha
+        eta = np.ceil(ratio)
+        if eta.size and eta.max() >= self._POWERS:
+            return index_2018(x, m.u, m.alpha)
+        p = self._powers[eta.astype(np.intp), self._sources]
+        return eta * ((1 - m.alpha) * x - m.u) + (p + (1 - p) / (1 - m.alpha)) * m.u
+
+
+@dataclass(frozen=True, eq=False)
 class PrintedIndexRule:
-    """Priority by the index *as printed* in Sec. IV-A (:func:`replication.papers.crawling_2015.index_2018`,
-    an extra ``u alpha^zeta`` over Theorem 1 of the 2015 paper); picklable."""
+    """Priority by the index *as printed* in Sec. IV-A
+    (:func:`replication.papers.crawling_2015.index_2018`, an extra ``u alpha^zeta`` over
+    Theorem 1 of the 2015 paper; its bits, computed by :class:`_PrintedForm`); picklable."""
 
     model: CrawlingModel
     time_period: int | None = field(default=None, init=False)
+    _form: _PrintedForm = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_form", _PrintedForm(self.model))
 
     def __call__(self, x, age, t):
-        return index_2018(np.asarray(x, dtype=float), self.model.u, self.model.alpha)
+        return self._form(x)
 
 
 @dataclass(frozen=True, eq=False)
@@ -424,14 +459,15 @@ class SweepConfig:
             raise ValueError(f"eval_periods must be a positive integer, got {self.eval_periods!r}")
 
 
-def evaluate_on_common_arrivals(model: CrawlingModel, rule, M: int, n_periods: int, *, slots: int,
+def evaluate_on_common_arrivals(model: CrawlingModel, rule, M, n_periods: int, *, slots: int,
                                 rng, base_law: str = "exponential") -> np.ndarray:
     """Average reward of ``slots`` priority policies that all see the *same* arrivals.
 
     The loop of :func:`whittle_lib.models.crawling_policies.simulate` (stochastic model, eq. 17, ties to the
     lowest number, start at ``u``), with the state carrying a leading axis of ``slots``
-    policies and one new utility per source and period broadcast to all of them. With one
-    slot it draws exactly what ``simulate`` draws and returns the same average (a test).
+    policies and one new utility per source and period broadcast to all of them
+    (:func:`whittle_lib.models.crawling_policies.simulate_many`). With one slot it draws
+    exactly what ``simulate`` draws and returns the same average (a test).
     Used to compare many learned indices on common random numbers at the cost of one run.
 
     Parameters
@@ -439,6 +475,8 @@ def evaluate_on_common_arrivals(model: CrawlingModel, rule, M: int, n_periods: i
     rule : callable
         ``rule(x, age, t)`` with ``x`` of shape ``(slots, N)``, e.g. a
         :class:`~whittle_lib.learning.LearnedIndexRule` with weights ``(slots, N, K)``.
+    M : int or sequence of int
+        Sources crawled per period, for all slots or one per slot.
 
     Returns
     -------
@@ -448,22 +486,10 @@ def evaluate_on_common_arrivals(model: CrawlingModel, rule, M: int, n_periods: i
         raise ValueError(f"slots must be a positive integer, got {slots!r}")
     if int(n_periods) != n_periods or n_periods < 1:
         raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
-    rng = np.random.default_rng(rng)
-    shape = (int(slots), model.n_sources)
-    x = np.broadcast_to(model.u, shape).copy()
-    age = np.ones(shape)
-    rewards = np.empty((int(n_periods), shape[0]))
-    alpha = model.alpha
-    for t in range(int(n_periods)):
-        crawl = policies.top_m(rule(x, age, t), M)
-        rewards[t] = np.sum(x, axis=-1, where=crawl)
-        new = crawling.sample_new_utility(model, None, rng=rng, base_law=base_law)
-        x *= alpha
-        x += new
-        np.copyto(x, np.broadcast_to(new, shape), where=crawl)
-        age += 1.0
-        age[crawl] = 1.0
-    return rewards.mean(axis=0)
+    runs = policies.simulate_many(model, rule, M, int(n_periods), slots=int(slots), stochastic=True,
+                                  base_law=base_law, rng=np.random.default_rng(rng))
+    # the mean over periods of the (T, slots) rewards, as this loop always took it
+    return np.stack([run.rewards for run in runs], axis=-1).mean(axis=0)
 
 
 @dataclass(frozen=True)
@@ -1208,48 +1234,136 @@ class TableTwo:
                             index=pd.Index(names, name="sd of one run")).round(2)
 
 
+_WHITTLE_SLOTS = ("Deterministic", "Stochastic without Projection", "Stochastic with Projection",
+                  "Stochastic without Projection, subsidy at the state",
+                  "Stochastic with Projection, subsidy at the state")
+
+
+@dataclass(frozen=True, eq=False)
+class _TableTwoRule:
+    """Table II's policies as the slots of one rule for
+    :func:`whittle_lib.models.crawling_policies.simulate_many` (picklable).
+
+    Slots ``(name, M)`` in :attr:`keys`' order, ``M = 1, 2`` side by side: the exact index and
+    the four learned indices first, whose ``gamma*(x)`` is computed once for all ten (each
+    learned rule, :class:`~whittle_lib.learning.LearnedIndexRule`, computes it twice), then the
+    printed form, greedy and round robin, each rule called once on its two slots. Every slot
+    gets the priority its own rule gives, bit for bit: the same element-wise operations on the
+    same numbers, and the sum over the cosines along the same axis (a test runs each policy
+    alone).
+    """
+
+    problem: CrawlerIndexProblem
+    ys: np.ndarray            # (R, 4, N, K): the learned weights in _WHITTLE_SLOTS[1:]'s order
+
+    def __post_init__(self) -> None:
+        m = self.problem.model
+        object.__setattr__(self, "_Y", np.repeat(np.asarray(self.ys, dtype=float), 2, axis=-3))
+        object.__setattr__(self, "_others", (PrintedIndexRule(m), policies.ExpectedValueRule(m),
+                                             policies.RoundRobinRule(m.n_sources, 1)))
+        # policies.WhittleRule's constants (the problem's gamma* uses the same ones)
+        object.__setattr__(self, "_constants", crawling._index_constants(m.u, m.alpha))
+
+    keys = tuple((name, M) for name in _WHITTLE_SLOTS + (_PRINTED, "Greedy", "Round Robin")
+                 for M in (1, 2))
+
+    def __call__(self, x, age, t):
+        problem, m = self.problem, self.problem.model
+        out = np.empty(x.shape)
+        gamma = crawling._whittle_index(x[..., :10, :], *self._constants)
+        det = gamma[..., :2, :]
+        out[..., :2, :] = det / m.cost if np.any(m.cost != 1.0) else det     # WhittleRule
+        base = gamma[..., 2:, :]                                             # LearnedIndexRule
+        out[..., 2:10, :] = base + np.sum(problem.psi(x[..., 2:10, :], base) * self._Y, axis=-1)
+        for k, rule in enumerate(self._others):
+            block = slice(10 + 2 * k, 12 + 2 * k)
+            out[..., block, :] = rule(x[..., block, :], age[..., block, :], t)
+        return out
+
+
+def _arrivals_key(model: CrawlingModel, n_periods: int, replications: int, seed,
+                  base_law: str, base_shape=None):
+    """What determines ``draw_new_utilities(model, n_periods, replications,
+    rng=default_rng(seed), ...)``, or ``None`` for a seed that is not an int or a
+    ``SeedSequence`` (a generator's state is not a key)."""
+    if isinstance(seed, np.random.SeedSequence):
+        origin = ("seq", repr(seed.entropy), tuple(seed.spawn_key), seed.pool_size,
+                  seed.n_children_spawned)
+    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        origin = ("int", int(seed))
+    else:
+        return None
+    fields = tuple(np.asarray(getattr(model, f), dtype=float).tobytes()
+                   for f in ("xi_mean", "mu", "arrival_rate", "period"))
+    return fields + (int(n_periods), int(replications), origin, base_law, base_shape)
+
+
+#: The last common arrivals drawn for Table II, ``(key, arrivals)``: the extension sweep's
+#: first law (Table II's law, seed and runs) replays them instead of drawing them again. A
+#: memo of a pure function (the same numbers either way, a test checks); one entry.
+_LAST_ARRIVALS: list = []
+
+
+def _remember_arrivals(key, arrivals) -> None:
+    if key is not None:
+        arrivals = np.array(arrivals)
+        arrivals.setflags(write=False)
+        _LAST_ARRIVALS[:] = [(key, arrivals)]
+
+
+def _remembered_arrivals(key):
+    return next((a for k, a in _LAST_ARRIVALS if key is not None and k == key), None)
+
+
+def _table_two_runs(problem, ys, n_periods, replications, seed, base_law) -> tuple:
+    """The average rewards of :class:`_TableTwoRule`'s slots, on the arrivals drawn from
+    ``seed`` (:func:`crawling.draw_new_utilities`, which a run of each policy alone draws),
+    and those arrivals."""
+    model = problem.model
+    rule = _TableTwoRule(problem, ys)
+    arrivals = crawling.draw_new_utilities(model, n_periods, replications,
+                                           rng=np.random.default_rng(seed), base_law=base_law)
+    runs = policies.simulate_many(model, rule, [M for _, M in rule.keys], n_periods,
+                                  slots=len(rule.keys), stochastic=True, replications=replications,
+                                  base_law=base_law, utilities=arrivals)
+    return {key: run.average_reward for key, run in zip(rule.keys, runs)}, arrivals
+
+
 def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, n_periods: int,
                        replications: int, seed, base_law: str = "exponential",
                        max_workers: int | None = None) -> TableTwo:
     """Simulate Table II (Sec. IV-B): each policy crawls the ``M`` sources of highest priority
     for ``n_periods`` periods on the stochastic model, ``replications`` times, all policies on
-    the same arrivals (every run starts a generator from ``seed``); on both cores
-    (:func:`whittle_lib.stats.run_tasks`, with ``max_workers``).
+    the same arrivals (every run starts a generator from ``seed``).
 
     ``learned`` and ``learned_state`` are the main run and its rerun with the subsidy at the
     state (:func:`~whittle_lib.learning.learn_whittle_index`, batch ``(2, R, N)``: with and
     without projection); in replication ``j`` the learned policies use the weights of ``j``.
+
+    The policies run in lock-step as the slots of one simulation
+    (:func:`whittle_lib.models.crawling_policies.simulate_many`, one draw of the arrivals
+    replayed), the two greedy readings that look at the state in another (one run of their own
+    arrivals, :func:`evaluate_on_common_arrivals`); the two on both cores
+    (:func:`whittle_lib.stats.run_tasks`, with ``max_workers``). Each number is the one a
+    simulation of its policy alone gives (:func:`whittle_lib.models.crawling_policies.simulate`
+    with ``rng=default_rng(seed)``), bit for bit.
     """
     model = problem.model
-    rules = {
-        "Round Robin": policies.RoundRobinRule(4, 1),
-        "Greedy": policies.ExpectedValueRule(model),
-        "Deterministic": policies.WhittleRule(model),
-        "Stochastic without Projection": LearnedIndexRule(problem, learned.y[1]),
-        "Stochastic with Projection": LearnedIndexRule(problem, learned.y[0]),
-        _PRINTED: PrintedIndexRule(model),
-    }
-
-    # every run starts a generator from seed and draws the same arrivals whatever the policy:
-    # drawn once here and replayed by each run (the same numbers, bit for bit)
-    arrivals = crawling.draw_new_utilities(model, n_periods, replications,
-                                           rng=np.random.default_rng(seed), base_law=base_law)
-
-    def run(rule, M):
-        return partial(policies.simulate, model, rule, M, n_periods, stochastic=True,
-                       replications=replications, base_law=base_law,
-                       rng=np.random.default_rng(seed), utilities=arrivals)
-
-    jobs = {(name, M): run(rule, M) for M in (1, 2) for name, rule in rules.items()}
-    for M in (1, 2):                 # the end of Section 4: learned with the subsidy at the state
-        for v, name in ((1, "Stochastic without Projection"), (0, "Stochastic with Projection")):
-            jobs[f"{name}, subsidy at the state", M] = run(LearnedIndexRule(problem, learned_state.y[v]), M)
-        # the two greedy readings that look at the state: one run, common arrivals
-        jobs[_STATE_READINGS, M] = partial(
-            evaluate_on_common_arrivals, model, StatePriorityRule(np.stack([np.ones(4), 1 / model.mu])),
-            M, n_periods, slots=2, base_law=base_law, rng=np.random.default_rng(seed))
-    done = run_tasks(list(jobs.values()), max_workers=max_workers)
-    runs = {key: getattr(out, "average_reward", out) for key, out in zip(jobs, done)}
+    ys = np.stack([learned.y[1], learned.y[0], learned_state.y[1], learned_state.y[0]], axis=-3)
+    # the two greedy readings on the state, for M = 1 and 2: one run, the draws of each alone
+    weights = np.stack([np.ones(model.n_sources), 1 / model.mu])
+    readings = StatePriorityRule(np.tile(weights, (2, 1)))
+    jobs = [partial(_table_two_runs, problem, ys, n_periods, replications, seed, base_law),
+            partial(evaluate_on_common_arrivals, model, readings, (1, 1, 2, 2), n_periods, slots=4,
+                    base_law=base_law, rng=np.random.default_rng(seed))]
+    (slots, arrivals), state = run_tasks(jobs, max_workers=max_workers)
+    _remember_arrivals(_arrivals_key(model, n_periods, replications, seed, base_law), arrivals)
+    # the paper's policies for M = 1, then 2; then Sec. 4's runs for M = 1, then 2
+    runs = {(name, M): slots[name, M] for M in (1, 2) for name in TABLE_TWO_POLICIES + (_PRINTED,)}
+    for M in (1, 2):
+        for name in ("Stochastic without Projection", "Stochastic with Projection"):
+            runs[f"{name}, subsidy at the state", M] = slots[f"{name}, subsidy at the state", M]
+        runs[_STATE_READINGS, M] = state[2 * (M - 1):2 * M]
     return TableTwo(runs, int(replications), int(n_periods))
 
 
@@ -1332,38 +1446,39 @@ class ExtendedIndexRule:
         above_fix = np.array([[e.above not in ("its formula", "x")] for e in ext])
         above_val = np.array([m.u_star if e.above == "u*"
                               else np.full(m.n_sources, _CONSTANT.get(e.above, 0.0)) for e in ext])
-        powers = _fp.power(m.alpha[None, :], np.arange(self._POWERS, dtype=float)[:, None])
-        object.__setattr__(self, "_masks", (printed, below_fix, below_val, above_x, above_fix, above_val,
-                                            powers))
+        object.__setattr__(self, "_masks",
+                           (printed, below_fix, below_val, above_x, above_fix, above_val))
         # crawling.whittle_index's per-source constants, once (it redoes them on every call;
         # its division by C = 1 is exact, so _whittle_index gives its bits)
         object.__setattr__(self, "_exact", crawling._index_constants(m.u, m.alpha))
-
-    _POWERS = 4000      # alpha**k tabulated for k < _POWERS (zeta stays below ~200 in floats)
-
-    def _printed_form(self, x):
-        """:func:`index_2018` with ``alpha**zeta`` looked up in a table of ``fp.power(alpha, k)``:
-        the same bits, without two extended-precision powers per state and period."""
-        m = self.model
-        eta = _eta_printed(x, m.u, m.alpha)
-        if eta.size and eta.max() >= self._POWERS:
-            return index_2018(x, m.u, m.alpha)
-        powers = self._masks[-1]
-        p = powers[eta.astype(np.intp), np.arange(m.n_sources)]
-        return eta * ((1 - m.alpha) * x - m.u) + (p + (1 - p) / (1 - m.alpha)) * m.u
+        object.__setattr__(self, "_printed_form", _PrintedForm(m))
+        # the slots of each form: a slice where they are consecutive (a view, not a copy)
+        on = printed[:, 0]
+        object.__setattr__(self, "_forms", tuple(_as_slice(mask) for mask in (on, ~on)))
 
     def __call__(self, x, age, t):
         m = self.model
-        printed, below_fix, below_val, above_x, above_fix, above_val, _ = self._masks
+        printed, below_fix, below_val, above_x, above_fix, above_val = self._masks
         x = np.asarray(x, dtype=float)
         gamma = np.empty(x.shape)
-        on = printed[:, 0]                         # each form only on its own slots (the cost)
+        on, off = self._forms                      # each form only on its own slots (the cost)
         gamma[..., on, :] = self._printed_form(x[..., on, :])
-        gamma[..., ~on, :] = crawling._whittle_index(x[..., ~on, :], *self._exact)
+        gamma[..., off, :] = crawling._whittle_index(x[..., off, :], *self._exact)
         below, above = x < m.u, x >= m.u_star
-        gamma = np.where(below & below_fix, below_val, gamma)
-        gamma = np.where(above & above_x, x, gamma)
-        return np.where(above & above_fix, above_val, gamma)
+        # the continuations, later ones over earlier ones (as nested np.where would choose)
+        np.copyto(gamma, below_val, where=below & below_fix)
+        np.copyto(gamma, x, where=above & above_x)
+        np.copyto(gamma, np.broadcast_to(above_val, x.shape), where=above & above_fix)
+        return gamma
+
+
+def _as_slice(mask: np.ndarray):
+    """``mask`` (boolean, 1-d) as the slice of its ``True`` entries when they are consecutive,
+    else the mask itself (both select the same entries)."""
+    where = np.flatnonzero(mask)
+    if where.size and where[-1] - where[0] + 1 == where.size:
+        return slice(int(where[0]), int(where[-1]) + 1)
+    return mask
 
 
 @dataclass(frozen=True)
@@ -1411,12 +1526,55 @@ UTILITY_LAWS = (
 )
 
 
+def _law_arrivals(law: UtilityLaw, n_periods: int, replications: int, rng) -> np.ndarray:
+    """The new utilities of every period, ``(n_periods, replications, N)``: drawn from ``rng``
+    as a simulation of ``law`` draws them (:func:`crawling.draw_new_utilities`), or ``u``
+    every period for the deterministic model."""
+    model = law.model()
+    if law.base_law is None:
+        return np.broadcast_to(model.u, (n_periods, replications, model.n_sources))
+    return crawling.draw_new_utilities(model, n_periods, replications, rng=rng,
+                                       base_law=law.base_law, base_shape=law.base_shape)
+
+
+def _extension_runs(model: CrawlingModel, extensions: tuple, arrivals: list) -> list:
+    """The average rewards of every extension for ``M = 1, 2``, one ``(2, S, R_k)`` array per
+    block of ``arrivals`` (``(T, R_k, N)`` each, the runs of one law): all of them in one
+    lock-step simulation (:func:`whittle_lib.models.crawling_policies.simulate_many`), the
+    extensions twice as slots (``M = 1``, then ``M = 2``) and the blocks as replications."""
+    S = len(extensions)
+    # the slots (extension, M): each form's for M = 1 and 2 side by side, so that each form's
+    # slots are consecutive (ExtendedIndexRule takes them as a view)
+    slots = sorted(((e, M) for M in (1, 2) for e in range(S)),
+                   key=lambda s: (extensions[s[0]].form != INDEX_FORMS[0], s[1], s[0]))
+    rule = ExtendedIndexRule(model, tuple(extensions[e] for e, _ in slots))
+    T = arrivals[0].shape[0]
+    stacked = np.concatenate(arrivals, axis=1)                      # (T, R, N)
+    runs = policies.simulate_many(model, rule, [M for _, M in slots], T, slots=2 * S,
+                                  stochastic=True, replications=stacked.shape[1],
+                                  utilities=stacked)
+    # back in the order (M, extension)
+    position = {slot: k for k, slot in enumerate(slots)}
+    runs = [runs[position[e, M]] for M in (1, 2) for e in range(S)]
+    rewards = np.stack([run.rewards for run in runs], axis=-1)      # (T, R, 2 S)
+    out, first = [], 0
+    for block in arrivals:
+        mine = rewards[:, first:first + block.shape[1]]
+        first += block.shape[1]
+        total = np.zeros(mine.shape[1:])
+        for period in mine:            # summed in time order, as the loop of one law did
+            total += period
+        out.append(np.moveaxis((total / T).reshape(-1, 2, S), 0, -1))
+    return out
+
+
 def extension_rewards(law: UtilityLaw, extensions, *, n_periods: int, replications: int,
                       rng) -> np.ndarray:
     """Average reward of every continued index (:class:`ExtendedIndexRule`) for ``M = 1`` and
     ``M = 2``, on common arrivals: the loop of :func:`whittle_lib.models.crawling_policies.simulate`
     (stochastic model, eq. 17, from ``x = u``, ties to the lowest number), with slots for the
-    extensions and both budgets sharing each period's utilities. Drawn as ``simulate`` draws
+    extensions and both budgets sharing each period's utilities
+    (:func:`whittle_lib.models.crawling_policies.simulate_many`). Drawn as ``simulate`` draws
     them with ``replications`` (a test checks that the exact index continued by its formula
     gives ``simulate``'s rewards), so runs with the same ``rng`` seed see the same arrivals.
 
@@ -1429,26 +1587,19 @@ def extension_rewards(law: UtilityLaw, extensions, *, n_periods: int, replicatio
         raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
     if int(replications) != replications or replications < 1:
         raise ValueError(f"replications must be a positive integer, got {replications!r}")
-    model = law.model()
-    rule = ExtendedIndexRule(model, tuple(extensions))
-    rng = np.random.default_rng(rng)
-    R, S, N = int(replications), len(rule.extensions), model.n_sources
-    x = np.broadcast_to(model.u, (R, 2, S, N)).copy()
-    total = np.zeros((R, 2, S))
-    crawl = np.empty(x.shape, dtype=bool)
-    for t in range(int(n_periods)):
-        gamma = rule(x, None, t)
-        crawl[:, 0] = policies.top_m(gamma[:, 0], 1)
-        crawl[:, 1] = policies.top_m(gamma[:, 1], 2)
-        total += np.sum(x, axis=-1, where=crawl)
-        new = (np.broadcast_to(model.u, (R, N)) if law.base_law is None else
-               crawling.sample_new_utility(model, R, rng=rng, base_law=law.base_law,
-                                           base_shape=law.base_shape))
-        new = np.broadcast_to(new[:, None, None, :], x.shape)
-        x *= model.alpha
-        x += new
-        np.copyto(x, new, where=crawl)
-    return np.moveaxis(total / int(n_periods), 0, -1)
+    if not tuple(extensions):
+        raise ValueError("extensions must not be empty")
+    arrivals = _law_arrivals(law, int(n_periods), int(replications), np.random.default_rng(rng))
+    return _extension_runs(law.model(), tuple(extensions), [arrivals])[0]
+
+
+def _extension_group(laws: tuple, extensions: tuple, runs: tuple, seed, drawn: tuple) -> list:
+    """:func:`extension_rewards` of several laws of one model and run length, each from a
+    generator started at ``seed`` (or its arrivals already drawn, ``drawn``), in one lock-step
+    simulation (their runs as replications)."""
+    arrivals = [_law_arrivals(law, T, R, np.random.default_rng(seed)) if a is None else a
+                for law, (R, T), a in zip(laws, runs, drawn)]
+    return _extension_runs(laws[0].model(), extensions, arrivals)
 
 
 @dataclass(frozen=True)
@@ -1584,18 +1735,33 @@ class ExtensionSweep:
 
 def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications: int, seed,
                     other: tuple = (4, 2500), max_workers: int | None = None) -> ExtensionSweep:
-    """Run :func:`extension_rewards` for every law (one task per law, on both cores), every run
-    from a generator started at ``seed``: the first law with ``replications`` runs of
-    ``n_periods`` (the arrivals of :func:`simulate_table_two` when it is Table II's law), the
+    """Run :func:`extension_rewards` for every law, every run from a generator started at
+    ``seed``: the first law with ``replications`` runs of ``n_periods`` (the arrivals of
+    :func:`simulate_table_two` when it is Table II's law: replayed if it drew them last), the
     deterministic model with one run of ``n_periods``, the other laws with ``other =
-    (replications, periods)`` (shorter: they serve to show how far each law moves the pair)."""
+    (replications, periods)`` (shorter: they serve to show how far each law moves the pair).
+    The laws of one model and run length run as the replications of one simulation, one task
+    per such group on both cores (:func:`whittle_lib.stats.run_tasks`); each law's numbers are
+    those of :func:`extension_rewards` run alone, bit for bit (a test)."""
     exts = index_extensions()
     runs = tuple((int(replications), int(n_periods)) if i == 0 else
                  (1, int(n_periods)) if law.base_law is None else tuple(int(v) for v in other)
                  for i, law in enumerate(laws))
-    jobs = [partial(extension_rewards, law, exts, n_periods=T, replications=R,
-                    rng=np.random.default_rng(seed)) for law, (R, T) in zip(laws, runs)]
-    rewards = tuple(run_tasks(jobs, max_workers=max_workers))
+    # the laws of one model (theta's reading and Lambda) and run length share one simulation,
+    # their runs side by side as replications: the numbers of each law run alone
+    groups = {}
+    for i, (law, (R, T)) in enumerate(zip(laws, runs)):
+        groups.setdefault((law.theta, law.arrival_rate, T), []).append(i)
+    members = sorted(groups.values(), key=lambda g: -sum(runs[i][0] * runs[i][1] for i in g))
+    # Table II's arrivals, when simulate_table_two drew them last (the same draw)
+    drawn = [None if law.base_law is None else _remembered_arrivals(
+        _arrivals_key(law.model(), T, R, seed, law.base_law, law.base_shape))
+        for law, (R, T) in zip(laws, runs)]
+    jobs = [partial(_extension_group, tuple(laws[i] for i in g), exts, tuple(runs[i] for i in g),
+                    seed, tuple(drawn[i] for i in g)) for g in members]
+    done = run_tasks(jobs, max_workers=max_workers)
+    by_law = {i: r for g, out in zip(members, done) for i, r in zip(g, out)}
+    rewards = tuple(by_law[i] for i in range(len(laws)))
     return ExtensionSweep(exts, tuple(laws), rewards, runs,
                           np.array([paper.value["Deterministic", M] for M in (1, 2)]),
                           np.array([paper.tolerance["Deterministic", M] for M in (1, 2)]))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import crawling
+from .. import _portable as fp
 from .crawling import CrawlingModel
 from .. import rmab
 from ..rmab import PeriodicOrbit, top_m  # the core's, re-exported: crawling code calls them here
@@ -28,7 +29,9 @@ __all__ = [
     "CurrentValueRule",
     "ExpectedValueRule",
     "RoundRobinRule",
+    "SlotRules",
     "simulate",
+    "simulate_many",
     "PeriodicOrbit",
     "periodic_orbit",
 ]
@@ -142,10 +145,38 @@ class ExpectedValueRule:
 
     model: CrawlingModel
     time_period: int | None = field(default=None, init=False)
+    _log_alpha: np.ndarray = field(default=None, init=False, repr=False, compare=False)
+    _scale: np.ndarray = field(default=None, init=False, repr=False, compare=False)
+    _table: np.ndarray = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        # crawling.visited_states' per-source constants, once (the same operations on them)
+        log_alpha = np.asarray(fp.log(np.asarray(self.model.alpha, dtype=float)))
+        object.__setattr__(self, "_log_alpha", log_alpha)
+        object.__setattr__(self, "_scale", -fp.expm1(log_alpha))
+        # the states of the ages 0.._AGES - 1 of every source, when the table is small: the
+        # simulator's ages are whole numbers of periods, looked up instead of computed
+        n = self.model.n_sources
+        ages = max(min(_AGES, _AGE_TABLE // n), 0)
+        if ages > 1:
+            object.__setattr__(self, "_table", self._state(np.arange(ages, dtype=float)[:, None]))
+
+    def _state(self, age):
+        # visited_states(u, alpha, age): u (1 - alpha**age) / (1 - alpha), as it computes it
+        return self.model.u * -fp.expm1(age * self._log_alpha) / self._scale
 
     def __call__(self, x, age, t):
-        m = self.model
-        return crawling.visited_states(m.u, m.alpha, np.asarray(age, dtype=float))
+        age = np.asarray(age, dtype=float)
+        table = self._table
+        if table is not None and age.size and age.max() < table.shape[0] and age.min() >= 0:
+            whole = age.astype(np.intp)
+            if np.array_equal(whole, age):       # element-wise: the table's entry, same bits
+                return table[whole, np.arange(table.shape[1])]
+        return self._state(age)
+
+
+_AGES = 1024              # ages tabulated by ExpectedValueRule (fewer for many sources)
+_AGE_TABLE = 1 << 16      # entries of its table at most
 
 
 @dataclass(frozen=True)
@@ -174,6 +205,44 @@ class RoundRobinRule:
         # priority n - ((j - t*stride) mod n): the source at the pointer is first, then the next
         offset = (np.arange(n) - t * self.stride) % n
         return np.broadcast_to((n - offset).astype(float), np.shape(x))
+
+
+@dataclass(frozen=True)
+class SlotRules:
+    """Several priority rules as the slots of one stacked rule, for :func:`simulate_many`.
+
+    ``SlotRules(rules)(x, age, t)`` with ``x`` and ``age`` of shape ``([R,] S, N)`` gives
+    ``rules[s](x[..., s, :], age[..., s, :], t)`` in slot ``s``: each rule sees its own slot
+    as :func:`simulate` would show it the whole state, so the priorities are its own, bit for
+    bit. A rule that can compute many slots at once (one call over the stack instead of ``S``)
+    is faster; this one is the general adapter.
+
+    Parameters
+    ----------
+    rules : sequence of callables
+        ``rule(x, age, t) -> priority``, one per slot.
+    """
+
+    rules: tuple
+
+    def __post_init__(self):
+        rules = tuple(self.rules) if not callable(self.rules) else ()
+        if not rules or not all(callable(r) for r in rules):
+            raise ValueError(f"rules must be a non-empty sequence of callables, got {self.rules!r}")
+        object.__setattr__(self, "rules", rules)
+
+    @property
+    def slots(self) -> int:
+        return len(self.rules)
+
+    def __call__(self, x, age, t):
+        x = np.asarray(x, dtype=float)
+        if x.ndim < 2 or x.shape[-2] != len(self.rules):
+            raise ValueError(f"x must have shape ([R,] {len(self.rules)}, N), got {x.shape}")
+        out = np.empty(x.shape)
+        for s, rule in enumerate(self.rules):
+            out[..., s, :] = rule(x[..., s, :], age[..., s, :], t)
+        return out
 
 
 # -- simulation ----------------------------------------------------------------------------------
@@ -233,6 +302,122 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
             return rule(state.x, state.age, t)
     return rmab.simulate(dynamics, priority, M, n_periods, replications=replications,
                          ties=ties, record=record, rng=rng)
+
+
+def simulate_many(model: CrawlingModel, rule, M, n_periods: int, *, slots: int, x0=None,
+                  stochastic: bool = False, replications: int | None = None,
+                  base_law: str = "exponential", base_shape: float | None = None, rng=None,
+                  utilities=None) -> list:
+    """Run ``slots`` priority policies in lock-step on common arrivals: :func:`simulate` for
+    each, at the cost of one loop.
+
+    The state carries an axis of ``S = slots`` policies before the sources, ``x`` of shape
+    ``([R,] S, N)``; each period makes one call ``rule(x, age, t)`` for all of them, crawls the
+    ``M[s]`` sources of highest priority in slot ``s`` (ties to the lowest number), and moves
+    every slot by eqs. (2)-(3) or (17) with the *same* new utility (drawn once per period as
+    :func:`simulate` draws it, or replayed from ``utilities``). Slot ``s`` therefore earns,
+    period by period and bit for bit, what ``simulate(model, rule_s, M[s], n_periods, ...)``
+    earns with the same generator or the same ``utilities``, ``rule_s`` being the rule on slot
+    ``s`` alone (every operation is element-wise or a sum over the ``N`` sources of one row,
+    and the selection is :func:`top_m`'s). Used to compare many policies on common random
+    numbers, where the per-period cost of :func:`simulate` is Python overhead on small arrays:
+    one rule that computes the priorities of all slots in one call (for example a
+    :class:`~whittle_lib.learning.LearnedIndexRule` with weights of shape ``([R,] S, N, K)``)
+    pays that overhead once; :class:`SlotRules` stacks any rules.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    rule : callable
+        ``rule(x, age, t) -> priority`` with ``x``, ``age`` and the priority of shape
+        ``([R,] S, N)``.
+    M : int or sequence of int
+        Sources crawled per period, one for all slots or one per slot.
+    n_periods : int
+    slots : int
+        ``S``, the number of policies.
+    x0, stochastic, replications, base_law, base_shape, rng, utilities
+        As in :func:`simulate` (``x0`` and ``utilities`` shared by every slot); ``rng`` is
+        drawn from only for the stochastic model's new utilities, as :func:`simulate` draws.
+
+    Returns
+    -------
+    list of whittle_lib.rmab.RmabSimulation
+        One per slot, ``rewards`` of shape ``(n_periods, [R])``, as :func:`simulate` returns
+        (so ``average_reward`` is computed as there).
+
+    Raises
+    ------
+    ValueError
+        For a budget, horizon or slot count out of range, a priority of the wrong shape or
+        with nan.
+
+    Examples
+    --------
+    >>> from whittle_lib.models import crawling
+    >>> model = crawling.table_one()
+    >>> runs = simulate_many(model, SlotRules([WhittleRule(model), RoundRobinRule(4, 1)]),
+    ...                      1, 200, slots=2, stochastic=True, rng=3)
+    >>> bool(runs[0].average_reward == simulate(model, WhittleRule(model), 1, 200,
+    ...                                         stochastic=True, rng=3).average_reward)
+    True
+    """
+    n = model.n_sources
+    if isinstance(slots, bool) or int(slots) != slots or slots < 1:
+        raise ValueError(f"slots must be a positive integer, got {slots!r}")
+    S = int(slots)
+    budget = np.array(np.broadcast_to(M, (S,)) if np.ndim(M) == 0 else M, dtype=object)
+    if budget.shape != (S,):
+        raise ValueError(f"M must be an integer or one integer per slot ({S}), got {M!r}")
+    for m in budget:
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer, float)) or int(m) != m \
+                or not 0 <= m <= n:
+            raise ValueError(f"M must hold integers in [0, N={n}], got {M!r}")
+    budget = budget.astype(np.intp)
+    if isinstance(n_periods, bool) or int(n_periods) != n_periods or n_periods < 1:
+        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
+    if replications is not None and (isinstance(replications, bool)
+                                     or int(replications) != replications or replications < 1):
+        raise ValueError(f"replications must be a positive integer or None, got {replications!r}")
+    T = int(n_periods)
+    R = None if replications is None else int(replications)
+    dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape, utilities)
+    start = dynamics.initial(R)                   # checks x0 and the utilities' shape
+    if dynamics.utilities is not None and dynamics.utilities.shape[0] < T:
+        raise ValueError(f"utilities hold {dynamics.utilities.shape[0]} periods, the run is "
+                         "longer")
+    rng = np.random.default_rng(rng)
+    lead = () if R is None else (R,)
+    shape = (*lead, S, n)
+    x = np.broadcast_to(start.x[..., None, :], shape).copy()
+    age = np.broadcast_to(start.age[..., None, :], shape).copy()
+    alpha = model.alpha
+    one_budget = int(budget[0]) if np.all(budget == budget[0]) else None
+    rewards = np.empty((T, *lead, S))
+    for t in range(T):
+        priority = np.asarray(rule(x, age, t), dtype=float)
+        if priority.shape != shape:
+            raise ValueError(f"the rule must give priorities of shape {shape}, got "
+                             f"{priority.shape}")
+        # top_m in each slot with its budget (ties to the lowest number)
+        crawl = top_m(priority, one_budget) if one_budget is not None \
+            else rmab._top_m_rows(priority, budget)
+        rewards[t] = np.sum(x, axis=-1, where=crawl)
+        if dynamics.utilities is not None:
+            new = dynamics.utilities[t]
+        elif stochastic:
+            new = crawling.sample_new_utility(model, R, rng=rng, base_law=base_law,
+                                              base_shape=base_shape)
+        else:
+            new = model.u
+        new = np.broadcast_to(np.asarray(new)[..., None, :], shape)
+        # eqs. (2)-(3) or (17) as CrawlingDynamics.step: x <- alpha x + U, then U where crawled
+        x *= alpha
+        x += new
+        np.copyto(x, new, where=crawl)
+        age += 1.0
+        age[crawl] = 1.0
+    return [rmab.RmabSimulation(np.ascontiguousarray(rewards[..., s])) for s in range(S)]
 
 
 def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "lowest",
