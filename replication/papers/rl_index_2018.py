@@ -539,15 +539,14 @@ def learning_sweep_replication(config: SweepConfig, *, rng) -> SweepReplication:
     for k, run in enumerate(learned):                 # k = s * A + a
         ys[k * V:(k + 1) * V] = run.y
         projections[divmod(k, A)] = run.projections
-    rule = LearnedIndexRule(problem, ys)
-    reward = np.empty((S, A, V, Mn))
-    deterministic = np.empty(Mn)
-    for c, M in enumerate(config.Ms):
-        avg = evaluate_on_common_arrivals(model, rule, M, config.eval_periods, slots=len(ys),
-                                          rng=np.random.default_rng(eval_seed),
-                                          base_law=config.base_law)
-        reward[..., c] = avg[:-1].reshape(S, A, V)
-        deterministic[c] = avg[-1]
+    # every budget M on the same arrivals: one run whose slots are (M, learned index)
+    rule = LearnedIndexRule(problem, np.concatenate([ys] * Mn))
+    avg = evaluate_on_common_arrivals(model, rule, [M for M in config.Ms for _ in ys],
+                                      config.eval_periods, slots=Mn * len(ys),
+                                      rng=np.random.default_rng(eval_seed),
+                                      base_law=config.base_law).reshape(Mn, len(ys))
+    reward = np.moveaxis(avg[:, :-1].reshape(Mn, S, A, V), 0, -1).copy()
+    deterministic = avg[:, -1].copy()
     return SweepReplication(reward=reward, deterministic=deterministic, projections=projections)
 
 

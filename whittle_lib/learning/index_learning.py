@@ -466,7 +466,8 @@ class IndexLearningResult:
 
 
 def _index(problem, x, y):
-    return problem.base_index(x) + np.sum(problem.psi(x) * y, axis=-1)
+    base = problem.base_index(x)
+    return base + np.sum(problem.psi(x, base) * y, axis=-1)
 
 
 def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=StepSizes(),
