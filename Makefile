@@ -75,10 +75,10 @@ test: test-lib test-notebooks
 test-lib test-notebooks: export OPENBLAS_NUM_THREADS = 1
 test-lib test-notebooks: export OMP_NUM_THREADS = 1
 
-# --dist loadgroup: tests marked with one xdist_group share a worker (the site, built once by a
-# module fixture of tests/test_site.py, is otherwise built on both); the rest as --dist load.
+# How the tests are spread over the workers (slow ones first, a few modules kept on one worker):
+# tests/conftest.py.
 test-lib: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup tests whittle_lib replication
+	$(BIN)/python -m pytest -n $(JOBS) tests whittle_lib replication
 
 # nbval reruns the stored notebooks and compares the summary cells (tag nbval-check-output);
 # what the rerun writes goes to build/nbval, never over the stored figures and results, and

@@ -17,10 +17,6 @@ import pytest
 
 from replication import records, site
 
-# The site is built once (the module's fixture `built`): its tests share one worker of
-# pytest-xdist (make test-lib runs --dist loadgroup), which builds it once, not once per worker.
-pytestmark = pytest.mark.xdist_group("site")
-
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 

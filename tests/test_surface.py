@@ -72,7 +72,6 @@ def pydoc_pages() -> dict:
     return json.loads(out.stdout)
 
 
-@pytest.mark.xdist_group("pydoc")    # one worker, so the fixture's process runs once
 @pytest.mark.parametrize("module", PUBLIC_MODULES)
 def test_pydoc_works_without_matplotlib(pydoc_pages, module):
     page = pydoc_pages[module]
