@@ -39,6 +39,7 @@ def _summary_cell(cells):
 # and status (a DataFrame, compared by nbval as its text/plain form). The property does not
 # depend on the paper, so a tiny notebook with the same summary cell stands in for one (a paper
 # notebook costs 20 s or more per run); make test-notebooks runs nbval on the real ones.
+CROSSTAB = 'display(pd.crosstab(rows["item"], rows["status"], margins=True, margins_name="all"))'
 SUMMARY = """\
 import pandas as pd
 from replication import records as R
@@ -48,14 +49,16 @@ rows = pd.DataFrame([vars(r) for r in [
     R.Row("Fig. 2", "M=2", "y", "1.0", "1.0", 0.05, "reproduced"),
     R.Row("Table 1", "k=0", "z", "", "0.000", status="new"),
 ]])
-display(pd.crosstab(rows["item"], rows["status"], margins=True, margins_name="all"))
-"""
+""" + CROSSTAB
 
 
 def test_nbval_reports_a_changed_number(tmp_path):
     import nbclient
     import nbformat
 
+    # the table nbval compares is the one the paper notebooks' summary cells display
+    stored = json.loads((ROOT / "notebooks" / "01_ephemeral_crawling.ipynb").read_text())
+    assert CROSSTAB in "".join(_summary_cell(stored["cells"])["source"])
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python (whittle_lib)",
                                  "language": "python"}
