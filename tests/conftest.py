@@ -24,6 +24,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)   # stable: otherwise kept
 
 
+@pytest.hookimpl(optionalhook=True)     # a hook of pytest-xdist: unknown without it
 def pytest_xdist_make_scheduler(config, log):
     """``--dist load`` (the default of ``-n``), with the modules above as one unit each."""
     if config.getvalue("dist") != "load":
