@@ -38,6 +38,11 @@ $(STAMP): pyproject.toml requirements/constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[$(EXTRAS)]'
+	@# rfc3987-syntax (jupyter-events' jsonschema[format-nongpl]) builds a Lark grammar when
+	@# jsonschema is imported: 1.1 s in every process that imports nbformat (each run, sweep
+	@# point, nbval), python-jsonschema/jsonschema#1428. Without it jsonschema only skips the
+	@# "iri" format check, which nothing here uses; pip check stays clean.
+	$(BIN)/python -m pip uninstall --quiet --yes rfc3987-syntax
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name 'Python (whittle_lib)' >/dev/null
 	@# The apparatus (replication/) is not part of the wheel: the venv finds it through a .pth
 	@# file naming this checkout, so the kernel imports it from any working directory.
@@ -70,6 +75,8 @@ test: test-lib test-notebooks
 test-lib test-notebooks: export OPENBLAS_NUM_THREADS = 1
 test-lib test-notebooks: export OMP_NUM_THREADS = 1
 
+# How the tests are spread over the workers (slow ones first, a few modules kept on one worker):
+# tests/conftest.py.
 test-lib: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) tests whittle_lib replication
 

@@ -34,29 +34,61 @@ def _summary_cell(cells):
     return next(c for c in cells if "nbval-check-output" in c.get("metadata", {}).get("tags", []))
 
 
-# nbval's check runs a whole notebook: the quickest with a summary table of Fig. 2 rows
-NBVAL_NB = "01_ephemeral_crawling"
+# What nbval is asked to catch: a changed number in a notebook's summary cell (the one tagged
+# nbval-check-output), which every notebook displays as a crosstab of its results rows by item
+# and status (a DataFrame, compared by nbval as its text/plain form). The property does not
+# depend on the paper, so a tiny notebook with the same summary cell stands in for one (a paper
+# notebook costs 20 s or more per run); make test-notebooks runs nbval on the real ones.
+CROSSTAB = 'display(pd.crosstab(rows["item"], rows["status"], margins=True, margins_name="all"))'
+SUMMARY = """\
+import pandas as pd
+from replication import records as R
+rows = pd.DataFrame([vars(r) for r in [
+    R.Row("Fig. 1", "M=1", "x", status="claim-holds"),
+    R.Row("Fig. 2", "M=1", "y", status="claim-holds"),
+    R.Row("Fig. 2", "M=2", "y", "1.0", "1.0", 0.05, "reproduced"),
+    R.Row("Table 1", "k=0", "z", "", "0.000", status="new"),
+]])
+""" + CROSSTAB
 
 
 def test_nbval_reports_a_changed_number(tmp_path):
-    data = json.loads((ROOT / "notebooks" / f"{NBVAL_NB}.ipynb").read_text())
+    import nbclient
+    import nbformat
+
+    # the table nbval compares is the one the paper notebooks' summary cells display
+    stored = json.loads((ROOT / "notebooks" / "01_ephemeral_crawling.ipynb").read_text())
+    assert CROSSTAB in "".join(_summary_cell(stored["cells"])["source"])
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python (whittle_lib)",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# 98 Summary\n\nnbval's test notebook."),
+                nbformat.v4.new_code_cell(SUMMARY, metadata={"tags": ["nbval-check-output"]})]
+    # the stored outputs, as the runner stores them: from a run in the project's kernel
+    nbclient.NotebookClient(nb, kernel_name=KERNEL, timeout=300,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    data = json.loads(nbformat.writes(nb))
+    same = tmp_path / "98_unchanged.ipynb"
+    same.write_text(json.dumps(data))
     out = _summary_cell(data["cells"])["outputs"][0]
-    # The summary's first table counts the rows per item and status (a DataFrame, compared by
-    # nbval as its text/plain form): raise one count in the stored output only.
+    # The summary counts the rows per item and status: raise one count in the stored output only.
     text = "".join(out["data"]["text/plain"])
     line = next((ln for ln in text.splitlines() if ln.startswith("Fig. 2 ")), None)
     assert line, "the stored summary should count the rows of Fig. 2"
     m = re.search(r"(\d+)(\s*)$", line)
     changed = line[:m.start(1)] + str(int(m.group(1)) + 1) + m.group(2)
     out["data"]["text/plain"] = text.replace(line, changed, 1)
-    copy = tmp_path / f"{NBVAL_NB}.ipynb"
+    copy = tmp_path / "98_changed.ipynb"
     copy.write_text(json.dumps(data))
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval-lax",
-         "--nbval-kernel-name", KERNEL, "-o", "filterwarnings=ignore", str(copy)],
-        capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=600)
+         "--nbval-kernel-name", KERNEL, "-o", "filterwarnings=ignore", "-rf", str(copy),
+         str(same)], capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path,
+        timeout=600)
     assert run.returncode == 1, run.stdout[-2000:]
+    # the changed copy fails and the unchanged one, run the same way, passes
     assert "1 failed" in run.stdout
+    assert "FAILED 98_changed.ipynb::Cell 0" in run.stdout, run.stdout[-2000:]
     # nbval names the summary cell and the table's text form as what differs
     assert "Cell outputs differ" in run.stdout and "mismatch 'text/plain'" in run.stdout
 
@@ -109,11 +141,12 @@ def test_bad_reference_state_fails_before_any_work(tmp_path):
 
 def test_run_failing_halfway_changes_nothing(tmp_path):
     project = _copy_project(tmp_path)
-    # Inject a failure in the middle of the notebook, after the figures of Sections 1-2.
+    # Inject a failure in the middle of the notebook, right after the cell that saves Fig. 2
+    # (Section 2): figures are staged by then, the rest of the notebook is not run.
     path = project / "notebooks" / f"{NB}.ipynb"
     data = json.loads(path.read_text())
-    at = next(i for i, c in enumerate(data["cells"])
-              if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## 3."))
+    at = 1 + next(i for i, c in enumerate(data["cells"])
+                  if c["cell_type"] == "code" and "fig2_gamma_to_N" in "".join(c["source"]))
     data["cells"].insert(at, {"cell_type": "code", "execution_count": None, "id": "injected",
                               "metadata": {}, "outputs": [],
                               "source": "raise RuntimeError('injected failure')"})

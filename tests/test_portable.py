@@ -34,20 +34,35 @@ def _fingerprint(env_machine=None) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def native():
-    return _fingerprint()
+def fingerprints():
+    """The fingerprint under a machine (``None``: native), each run once for the module: two
+    tests compare haswell-avx2's (tests/conftest.py keeps this module on one worker)."""
+    runs: dict = {}
+
+    def get(machine=None) -> dict[str, str]:
+        if machine not in runs:
+            runs[machine] = _fingerprint(machine)
+        return runs[machine]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def native(fingerprints):
+    return fingerprints(None)
 
 
 @x86
 @pytest.mark.parametrize("machine", ["haswell-avx2", "sandybridge-avx", "nehalem-sse42"])
-def test_learning_and_simulation_give_the_same_bits_on_other_machines(native, machine):
-    other = _fingerprint(machine)
+def test_learning_and_simulation_give_the_same_bits_on_other_machines(native, fingerprints,
+                                                                     machine):
+    other = fingerprints(machine)
     differing = [k for k in native if k != "control numpy" and native[k] != other[k]]
     assert not differing, f"{machine}: {differing} differ from the native run"
 
 
 @x86
-def test_the_emulation_changes_numpys_own_loops(native):
+def test_the_emulation_changes_numpys_own_loops(native, fingerprints):
     # Without this the test above could pass because the emulation does nothing: on a CPU
     # with AVX-512, NumPy's exp/log differ in the last bit without it.
     import os
@@ -55,7 +70,7 @@ def test_the_emulation_changes_numpys_own_loops(native):
         pytest.skip("this test process is itself an emulated machine: no native loops to compare")
     if "X86_V4" not in machines.environment("haswell-avx2").get("NPY_DISABLE_CPU_FEATURES", ""):
         pytest.skip("this CPU has no AVX-512 loops to switch off")
-    assert _fingerprint("haswell-avx2")["control numpy"] != native["control numpy"]
+    assert fingerprints("haswell-avx2")["control numpy"] != native["control numpy"]
 
 
 def test_elementary_functions_agree_with_numpy_to_an_ulp():

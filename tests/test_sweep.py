@@ -9,15 +9,15 @@ for k < n, and a claim that holds for mu <= 1.
 import subprocess
 
 import pytest
-from test_runner import NB, _command, _env, _fingerprint, _project
+from test_runner import NB, _command, _env, _fingerprint, _project, tripwire_kernel
 
 from replication.records import Row, write_results
 from replication.sweep import changes_table, split_values
 
 
-def _sweep(project, *args, timeout=600):
+def _sweep(project, *args, timeout=600, env=None):
     return subprocess.run(_command(project, *args), capture_output=True, text=True,
-                          env=_env(project), timeout=timeout, cwd=project)
+                          env={**_env(project), **(env or {})}, timeout=timeout, cwd=project)
 
 
 def _table(stdout: str) -> list[list[str]]:
@@ -107,11 +107,13 @@ def test_the_grid_is_the_product_of_the_sweeps_and_unchanged_rows_are_left_out(t
 ])
 def test_a_bad_sweep_stops_before_any_run(tmp_path, args, message):
     project = _project(tmp_path)
-    result = _sweep(project, *args, timeout=120)
+    tripwire, started = tripwire_kernel(tmp_path)
+    result = _sweep(project, *args, timeout=120, env=tripwire)
     assert result.returncode == 2
     assert message in result.stderr
     assert "nothing was run" in result.stderr
     assert not (project / "build").exists()
+    assert not started.exists()                       # no kernel started either
 
 
 def test_values_split_on_top_level_commas():
