@@ -370,6 +370,8 @@ def test_stacked_runs_have_the_bits_of_single_runs():
     (dict(steps=[StepSizes()] * 2, subsidy_at=["state"] * 3), "same length"),
     (dict(steps=[]), "at least one run"),
     (dict(steps=[0.05]), "steps must hold StepSizes"),
+    (dict(steps=0.05), "steps must be a StepSizes or a list"),
+    (dict(steps=StepSizes(), subsidy_at=None), "subsidy_at must be 'threshold', 'state' or"),
     (dict(steps=StepSizes(), subsidy_at=["threshold", "nowhere"]), "subsidy_at must be"),
 ])
 def test_stacked_runs_validation(kwargs, match):

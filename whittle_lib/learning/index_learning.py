@@ -570,9 +570,9 @@ def learn_whittle_index_many(problem, n_steps: int, *, rng, steps, subsidy_at="t
     record_trajectory, chunk, y0
         As for :func:`learn_whittle_index`, shared by the runs. A generator passed as ``rng``
         is used once, for all runs.
-    steps : StepSizes or sequence of StepSizes
-    subsidy_at : {"threshold", "state"} or sequence of them
-        One value per run; a single value (or a sequence of one) is used for every run.
+    steps : StepSizes or list of StepSizes
+    subsidy_at : {"threshold", "state"} or list of them
+        One value per run; a single value (or a list of one) is used for every run.
 
     Returns
     -------
@@ -589,8 +589,19 @@ def learn_whittle_index_many(problem, n_steps: int, *, rng, steps, subsidy_at="t
     >>> [r.y.shape for r in runs]
     [(4, 6), (4, 6)]
     """
-    steps = [steps] if isinstance(steps, StepSizes) else list(steps)
-    subsidy_at = [subsidy_at] if isinstance(subsidy_at, str) else list(subsidy_at)
+    if isinstance(steps, StepSizes):
+        steps = [steps]
+    elif isinstance(steps, (list, tuple)):
+        steps = list(steps)
+    else:
+        raise ValueError(f"steps must be a StepSizes or a list of them, got {steps!r}")
+    if isinstance(subsidy_at, str):
+        subsidy_at = [subsidy_at]
+    elif isinstance(subsidy_at, (list, tuple)):
+        subsidy_at = list(subsidy_at)
+    else:
+        raise ValueError("subsidy_at must be 'threshold', 'state' or a list of them, got "
+                         f"{subsidy_at!r}")
     for s in steps:
         if not isinstance(s, StepSizes):
             raise ValueError(f"steps must hold StepSizes, got {type(s).__name__}")
