@@ -456,23 +456,26 @@ def test_simulate_table_two_is_each_policy_simulated_alone(small_learning):
 
 
 def test_extension_sweep_replays_the_arrivals_of_table_two(small_learning, monkeypatch):
-    # Table II's law, seed and runs: the sweep's first law replays the arrivals that
-    # simulate_table_two drew last instead of drawing them again; the same numbers either way
+    # Table II's law, seed and runs: given Table II (table_two=), the sweep's first law replays
+    # its arrivals instead of drawing them again; the same numbers either way
     problem, learned = small_learning
     seed, kw = np.random.SeedSequence(8), dict(n_periods=30, replications=2, max_workers=1)
     laws, paper = B.UTILITY_LAWS[:1], _paper()
-    monkeypatch.setattr(B, "_LAST_ARRIVALS", [])
     fresh = B.extension_sweep(laws, paper, seed=seed, **kw)
-    B.simulate_table_two(problem, learned, learned, seed=seed, **kw)
+    table = B.simulate_table_two(problem, learned, learned, seed=seed, **kw)
 
     def no_draw(*args, **kwargs):
         raise LookupError("drawn again")
 
     monkeypatch.setattr(C, "draw_new_utilities", no_draw)
-    replayed = B.extension_sweep(laws, paper, seed=seed, **kw)
+    replayed = B.extension_sweep(laws, paper, seed=seed, table_two=table, **kw)
     assert replayed.rewards[0].tobytes() == fresh.rewards[0].tobytes()
     with pytest.raises(LookupError):         # another seed is not Table II's: drawn afresh
-        B.extension_sweep(laws, paper, seed=np.random.SeedSequence(9), **kw)
+        B.extension_sweep(laws, paper, seed=np.random.SeedSequence(9), table_two=table, **kw)
+    with pytest.raises(LookupError):         # without Table II: drawn
+        B.extension_sweep(laws, paper, seed=seed, **kw)
+    with pytest.raises(ValueError, match="table_two must be a TableTwo"):
+        B.extension_sweep(laws, paper, seed=seed, table_two=table.runs, **kw)
 
 
 def test_the_recording_lines_fill_every_expected_row(small_learning):

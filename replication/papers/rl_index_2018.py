@@ -1200,11 +1200,19 @@ class TableTwo:
         (``"<policy>, subsidy at the state"``); ``("greedy on x and on x/mu", M)``: one run of
         the two greedy readings that look at the state, shape ``(2,)``.
     n_replications, eval_periods : int
+    arrivals : ndarray, shape (eval_periods, n_replications, N), optional
+        The common arrivals every policy saw; :func:`extension_sweep` replays them for Table
+        II's law (``table_two=``) instead of drawing them again.
+    arrivals_key : tuple, optional
+        What determined that draw (model, periods, runs, seed, law): the sweep replays the
+        arrivals only for a law with the same key.
     """
 
     runs: dict
     n_replications: int
     eval_periods: int
+    arrivals: np.ndarray | None = field(default=None, repr=False, compare=False)
+    arrivals_key: tuple | None = field(default=None, repr=False, compare=False)
 
     def ci(self, name: str, M: int) -> tuple:
         """``(mean, 95 % half-width, sd of one run)`` of a policy's average reward."""
@@ -1297,23 +1305,6 @@ def _arrivals_key(model: CrawlingModel, n_periods: int, replications: int, seed,
     return fields + (int(n_periods), int(replications), origin, base_law, base_shape)
 
 
-#: The last common arrivals drawn for Table II, ``(key, arrivals)``: the extension sweep's
-#: first law (Table II's law, seed and runs) replays them instead of drawing them again. A
-#: memo of a pure function (the same numbers either way, a test checks); one entry.
-_LAST_ARRIVALS: list = []
-
-
-def _remember_arrivals(key, arrivals) -> None:
-    if key is not None:
-        arrivals = np.array(arrivals)
-        arrivals.setflags(write=False)
-        _LAST_ARRIVALS[:] = [(key, arrivals)]
-
-
-def _remembered_arrivals(key):
-    return next((a for k, a in _LAST_ARRIVALS if key is not None and k == key), None)
-
-
 def _table_two_runs(problem, ys, n_periods, replications, seed, base_law) -> tuple:
     """The average rewards of :class:`_TableTwoRule`'s slots, on the arrivals drawn from
     ``seed`` (:func:`crawling.draw_new_utilities`, which a run of each policy alone draws),
@@ -1356,14 +1347,14 @@ def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, 
             partial(evaluate_on_common_arrivals, model, readings, (1, 1, 2, 2), n_periods, slots=4,
                     base_law=base_law, rng=np.random.default_rng(seed))]
     (slots, arrivals), state = run_tasks(jobs, max_workers=max_workers)
-    _remember_arrivals(_arrivals_key(model, n_periods, replications, seed, base_law), arrivals)
     # the paper's policies for M = 1, then 2; then Sec. 4's runs for M = 1, then 2
     runs = {(name, M): slots[name, M] for M in (1, 2) for name in TABLE_TWO_POLICIES + (_PRINTED,)}
     for M in (1, 2):
         for name in ("Stochastic without Projection", "Stochastic with Projection"):
             runs[f"{name}, subsidy at the state", M] = slots[f"{name}, subsidy at the state", M]
         runs[_STATE_READINGS, M] = state[2 * (M - 1):2 * M]
-    return TableTwo(runs, int(replications), int(n_periods))
+    return TableTwo(runs, int(replications), int(n_periods), arrivals=arrivals,
+                    arrivals_key=_arrivals_key(model, n_periods, replications, seed, base_law))
 
 
 # -- Table II's Deterministic row: the index outside [u, u*) and the law of U ------------------
@@ -1733,10 +1724,12 @@ class ExtensionSweep:
 
 
 def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications: int, seed,
-                    other: tuple = (4, 2500), max_workers: int | None = None) -> ExtensionSweep:
+                    other: tuple = (4, 2500), max_workers: int | None = None,
+                    table_two: TableTwo | None = None) -> ExtensionSweep:
     """Run :func:`extension_rewards` for every law, every run from a generator started at
-    ``seed``: the first law with ``replications`` runs of ``n_periods`` (the arrivals of
-    :func:`simulate_table_two` when it is Table II's law: replayed if it drew them last), the
+    ``seed``: the first law with ``replications`` runs of ``n_periods`` (when it is Table II's
+    law, seed and runs, the arrivals of ``table_two``, a :func:`simulate_table_two` result,
+    are replayed instead of drawn again: the same numbers), the
     deterministic model with one run of ``n_periods``, the other laws with ``other =
     (replications, periods)`` (shorter: they serve to show how far each law moves the pair).
     The laws of one model and run length run as the replications of one simulation, one task
@@ -1752,10 +1745,14 @@ def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications:
     for i, (law, (R, T)) in enumerate(zip(laws, runs)):
         groups.setdefault((law.theta, law.arrival_rate, T), []).append(i)
     members = sorted(groups.values(), key=lambda g: -sum(runs[i][0] * runs[i][1] for i in g))
-    # Table II's arrivals, when simulate_table_two drew them last (the same draw)
-    drawn = [None if law.base_law is None else _remembered_arrivals(
-        _arrivals_key(law.model(), T, R, seed, law.base_law, law.base_shape))
-        for law, (R, T) in zip(laws, runs)]
+    if table_two is not None and not isinstance(table_two, TableTwo):
+        raise ValueError(f"table_two must be a TableTwo (simulate_table_two), got "
+                         f"{type(table_two).__name__}")
+    # Table II's arrivals, for the law that drew them (the same draw)
+    known = getattr(table_two, "arrivals_key", None)
+    drawn = [table_two.arrivals if known is not None and law.base_law is not None and known ==
+             _arrivals_key(law.model(), T, R, seed, law.base_law, law.base_shape) else None
+             for law, (R, T) in zip(laws, runs)]
     jobs = [partial(_extension_group, tuple(laws[i] for i in g), exts, tuple(runs[i] for i in g),
                     seed, tuple(drawn[i] for i in g)) for g in members]
     done = run_tasks(jobs, max_workers=max_workers)
