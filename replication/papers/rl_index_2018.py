@@ -1252,8 +1252,10 @@ class _TableTwoRule:
     :func:`whittle_lib.models.crawling_policies.simulate_many` (picklable).
 
     Slots ``(name, M)`` in :attr:`keys`' order, ``M = 1, 2`` side by side: the exact index and
-    the four learned indices first, whose ``gamma*(x)`` is computed once for all ten (each
-    learned rule, :class:`~whittle_lib.learning.LearnedIndexRule`, computes it twice), then the
+    the four learned indices first, whose ``gamma*(x)`` is computed once for all ten (as
+    :class:`~whittle_lib.learning.LearnedIndexRule` would compute it, once per call, for its
+    eight slots, and :class:`~whittle_lib.models.crawling_policies.WhittleRule` again for its
+    two), then the
     printed form, greedy and round robin, each rule called once on its two slots. Every slot
     gets the priority its own rule gives, bit for bit: the same element-wise operations on the
     same numbers, and the sum over the cosines along the same axis (a test runs each policy

@@ -647,6 +647,7 @@ def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regul
     run_axis = (R,) + (1,) * len(shape)          # per-run constants against (R, *batch)
     at_state = np.array([w == "state" for w in subsidy_at]).reshape(run_axis)
     threshold_runs = not at_state.all()
+    mixed = threshold_runs and at_state.any()    # both readings: choose per run
 
     x = problem.initial_state(shape)
     r = np.zeros((R,) + shape + (m,))
@@ -697,7 +698,7 @@ def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regul
                 index_x = base_x + np.add.reduce(psi_x * y, axis=-1)
                 if threshold_runs:
                     lam_t = base_t[j] + np.add.reduce(psi_t[j] * y, axis=-1)
-                    lam = np.where(at_state, index_x, lam_t) if at_state.any() else lam_t
+                    lam = np.where(at_state, index_x, lam_t) if mixed else lam_t
                 else:
                     lam = index_x
                 g = np.where(f["active"][i], f["r_active"][i], lam + f["r_passive"][i])

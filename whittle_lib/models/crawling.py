@@ -791,16 +791,8 @@ class CrawlingDynamics:
              rng) -> tuple[CrawlingState, np.ndarray]:
         x, model = state.x, self.model
         reward = np.sum(x, axis=-1, where=crawl)
-        if self.utilities is not None:
-            if state.period >= self.utilities.shape[0]:
-                raise ValueError(f"utilities hold {self.utilities.shape[0]} periods, the run "
-                                 "is longer")
-            new = self.utilities[state.period]
-        elif self.stochastic:
-            new = sample_new_utility(model, None if x.ndim == 1 else x.shape[0], rng=rng,
-                                     base_law=self.base_law, base_shape=self.base_shape)
-        else:
-            new = np.broadcast_to(model.u, x.shape)
+        new = self.new_utility(getattr(state, "period", None),
+                               None if x.ndim == 1 else x.shape[0], rng)
         # eqs. (2)-(3) or (17): x <- alpha x + U, then x <- U where crawled
         x_next = model.alpha * x
         x_next += new
@@ -810,6 +802,21 @@ class CrawlingDynamics:
         if self.utilities is not None:
             return _ReplayState(x_next, age, state.period + 1), reward
         return CrawlingState(x_next, age), reward
+
+    def new_utility(self, period, replications, rng) -> np.ndarray:
+        """The utility that arrives in ``period``, shape ``([R,] N)`` (``u`` for every
+        replication of the deterministic model): replayed from ``utilities``, or drawn from
+        ``rng`` by :func:`sample_new_utility`. :meth:`step` moves by it, and so does
+        :func:`~whittle_lib.models.crawling_policies.simulate_many` for all its slots."""
+        if self.utilities is not None:
+            if period >= self.utilities.shape[0]:
+                raise ValueError(f"utilities hold {self.utilities.shape[0]} periods, the run "
+                                 "is longer")
+            return self.utilities[period]
+        if self.stochastic:
+            return sample_new_utility(self.model, replications, rng=rng,
+                                      base_law=self.base_law, base_shape=self.base_shape)
+        return self.model.u
 
     def observe(self, state: CrawlingState) -> np.ndarray:
         return state.x.copy()

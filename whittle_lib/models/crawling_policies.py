@@ -403,14 +403,7 @@ def simulate_many(model: CrawlingModel, rule, M, n_periods: int, *, slots: int, 
         crawl = top_m(priority, one_budget) if one_budget is not None \
             else rmab._top_m_rows(priority, budget)
         rewards[t] = np.sum(x, axis=-1, where=crawl)
-        if dynamics.utilities is not None:
-            new = dynamics.utilities[t]
-        elif stochastic:
-            new = crawling.sample_new_utility(model, R, rng=rng, base_law=base_law,
-                                              base_shape=base_shape)
-        else:
-            new = model.u
-        new = np.broadcast_to(np.asarray(new)[..., None, :], shape)
+        new = np.broadcast_to(np.asarray(dynamics.new_utility(t, R, rng))[..., None, :], shape)
         # eqs. (2)-(3) or (17) as CrawlingDynamics.step: x <- alpha x + U, then U where crawled
         x *= alpha
         x += new
