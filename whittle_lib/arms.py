@@ -26,89 +26,15 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
+from ._results import fingerprint as _fingerprint
+from ._validation import ROW_SUM_TOL, as_numeric, finite_vector, stochastic_matrix
+
 __all__ = ["RestlessArm", "ROW_SUM_TOL", "from_markovianbandit", "to_markovianbandit",
            "from_mdptoolbox", "to_mdptoolbox", "from_quantecon", "to_quantecon"]
-
-#: Absolute tolerance on each row sum of ``P0`` and ``P1``: rows built in floating point
-#: (normalised random rows, products of stochastic matrices) sum to one within a few hundred
-#: ulps, while a transcription error (a dropped or mistyped entry) is far larger than this.
-ROW_SUM_TOL = 1e-9
-
-
-def _row_sum_tol(dtype, n: int) -> float:
-    """The row-sum tolerance for a matrix given in ``dtype`` with ``n`` columns.
-
-    :data:`ROW_SUM_TOL` for double precision; for a lower precision (``float32``,
-    ``float16``) the rounding of ``n`` stored entries, ``n * eps(dtype)`` (a float32 row of
-    normalised entries sums to one within a few ulps of float32, about 1e-7).
-    """
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f" and dtype.itemsize < 8:
-        return max(ROW_SUM_TOL, n * float(np.finfo(dtype).eps))
-    return ROW_SUM_TOL
-
-
-def _numeric(name: str, value) -> np.ndarray:
-    """``value`` as an array of numbers (bool, int or float), or a TypeError naming it."""
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError) as error:      # ragged nested lists
-        raise ValueError(f"{name} must be an array of numbers, got {value!r} ({error})") \
-            from None
-    if raw.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__} "
-                        f"of dtype {raw.dtype}")
-    return raw
-
-
-def _as_matrix(name: str, value, n: int | None) -> np.ndarray:
-    raw = _numeric(name, value)
-    array = np.array(raw, dtype=float, copy=True)
-    if array.ndim != 2 or array.shape[0] != array.shape[1]:
-        raise ValueError(f"{name} must be a square matrix, got shape {array.shape}")
-    if n is not None and array.shape != (n, n):
-        raise ValueError(f"{name} must have shape {(n, n)} like P0, got shape {array.shape}")
-    if array.shape[0] == 0:
-        raise ValueError(f"{name} must have at least one state, got shape {array.shape}")
-    bad_rows = ~np.isfinite(array).all(axis=1)
-    if bad_rows.any():
-        state = int(np.flatnonzero(bad_rows)[0])
-        raise ValueError(f"{name} has a non-finite entry in the row of state {state}: "
-                         f"{array[state].tolist()}")
-    negative_rows = (array < 0).any(axis=1)
-    if negative_rows.any():
-        state = int(np.flatnonzero(negative_rows)[0])
-        raise ValueError(f"{name} has a negative probability in the row of state {state}: "
-                         f"min {float(array[state].min())!r}")
-    tol = _row_sum_tol(raw.dtype, array.shape[1])
-    deviation = np.abs(array.sum(axis=1) - 1.0)
-    if (deviation > tol).any():
-        state = int(np.argmax(deviation > tol))
-        raise ValueError(f"{name} row of state {state} sums to {float(array[state].sum())!r}, "
-                         f"not 1 (tolerance {tol:.3g}); if the rows are right up to rounding, "
-                         f"renormalise them: {name} / {name}.sum(axis=1, keepdims=True)")
-    if tol > ROW_SUM_TOL:
-        # lower-precision input accepted within its own rounding: renormalised in float64
-        array /= array.sum(axis=1, keepdims=True)
-    array.setflags(write=False)
-    return array
-
-
-def _as_vector(name: str, value, n: int) -> np.ndarray:
-    array = np.array(_numeric(name, value), dtype=float, copy=True)
-    if array.shape != (n,):
-        raise ValueError(f"{name} must have shape {(n,)} (one reward per state), "
-                         f"got shape {array.shape}")
-    bad = ~np.isfinite(array)
-    if bad.any():
-        state = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} is not finite in state {state}: {float(array[state])!r}")
-    array.setflags(write=False)
-    return array
-
 
 @dataclass(frozen=True, eq=False)
 class RestlessArm:
@@ -161,18 +87,27 @@ class RestlessArm:
     R1: np.ndarray
 
     def __post_init__(self) -> None:
-        P0 = _as_matrix("P0", self.P0, None)
+        P0 = stochastic_matrix("P0", self.P0)
         n = P0.shape[0]
-        P1 = _as_matrix("P1", self.P1, n)
+        P1 = stochastic_matrix("P1", self.P1, n)
         object.__setattr__(self, "P0", P0)
         object.__setattr__(self, "P1", P1)
-        object.__setattr__(self, "R0", _as_vector("R0", self.R0, n))
-        object.__setattr__(self, "R1", _as_vector("R1", self.R1, n))
+        object.__setattr__(self, "R0", finite_vector("R0", self.R0, n, what="one reward per state"))
+        object.__setattr__(self, "R1", finite_vector("R1", self.R1, n, what="one reward per state"))
 
     @property
     def n_states(self) -> int:
         """Number of states ``n``."""
         return self.P0.shape[0]
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of ``P0, P1, R0, R1`` (32 hex digits): results computed for this arm carry
+        it, and functions given a result refuse one whose fingerprint is another arm's."""
+        return _fingerprint(self.P0, self.P1, self.R0, self.R1)
+
+    def __repr__(self) -> str:
+        return f"RestlessArm(n_states={self.n_states}, fingerprint={self.fingerprint[:12]!r})"
 
     @classmethod
     def rested(cls, P1, R1) -> "RestlessArm":
@@ -190,7 +125,7 @@ class RestlessArm:
         RestlessArm
             The arm with ``P0 = I`` and ``R0 = 0``.
         """
-        P1 = _as_matrix("P1", P1, None)
+        P1 = stochastic_matrix("P1", P1)
         n = P1.shape[0]
         return cls(P0=np.eye(n), P1=P1, R0=np.zeros(n), R1=R1)
 
@@ -217,8 +152,8 @@ def from_markovianbandit(transitions, rewards) -> RestlessArm:
     >>> arm.P1.tolist(), arm.R1.tolist()
     ([[0.0, 1.0], [1.0, 0.0]], [1.0, 2.0])
     """
-    T = _numeric("transitions", transitions)
-    R = _numeric("rewards", rewards)
+    T = as_numeric("transitions", transitions)
+    R = as_numeric("rewards", rewards)
     _two_actions("transitions", T, 1, 3)
     _two_actions("rewards", R, 1, 2)
     return RestlessArm(P0=T[:, 0, :], P1=T[:, 1, :], R0=R[:, 0], R1=R[:, 1])
@@ -246,8 +181,8 @@ def from_mdptoolbox(P, R) -> RestlessArm:
         ``R[s, a]``, or ``R[a, s, s']`` (a reward on each transition); the latter becomes the
         expected reward ``sum_s' P[a, s, s'] R[a, s, s']``, as pymdptoolbox computes it.
     """
-    P = _numeric("P", P)
-    R = _numeric("R", R)
+    P = as_numeric("P", P)
+    R = as_numeric("R", R)
     _two_actions("P", P, 0, 3)
     if R.ndim == 3:
         if R.shape != P.shape:
@@ -273,8 +208,8 @@ def from_quantecon(R, Q) -> RestlessArm:
     Q : array_like, shape (n, 2, n)
         ``Q[s, a, s']``.
     """
-    R = _numeric("R", R)
-    Q = _numeric("Q", Q)
+    R = as_numeric("R", R)
+    Q = as_numeric("Q", Q)
     _two_actions("Q", Q, 1, 3)
     _two_actions("R", R, 1, 2)
     if not np.isfinite(R).all():

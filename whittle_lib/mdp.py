@@ -52,7 +52,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.sparse import linalg as sparse_linalg
 
-from .arms import _numeric, _row_sum_tol
+from ._validation import as_numeric as _numeric, row_sum_tol as _row_sum_tol
 
 __all__ = [
     "FiniteMDP",

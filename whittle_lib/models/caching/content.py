@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...arms import ROW_SUM_TOL, RestlessArm, _as_matrix
+from ..._validation import ROW_SUM_TOL, stochastic_matrix
+from ...arms import RestlessArm
 
 __all__ = ["birth_death_matrix", "CachingContent", "random_content"]
 
@@ -122,8 +123,8 @@ class CachingContent:
             raise ValueError(f"missing_cost must have shape ({K},) like levels, got {cost.shape}")
         if not np.all(np.isfinite(cost)) or cost.min() < 0:
             raise ValueError(f"missing_cost must be finite and >= 0, got {cost.tolist()}")
-        P0 = _as_matrix("P0", self.P0, K)
-        P1 = _as_matrix("P1", self.P1, K)
+        P0 = stochastic_matrix("P0", self.P0, K)
+        P1 = stochastic_matrix("P1", self.P1, K)
         for name in ("fetch_cost", "holding_cost"):
             v = float(getattr(self, name))
             if not math.isfinite(v) or v < 0:
