@@ -1007,7 +1007,14 @@ def is_indexable_many(P0, P1, R0, R1, *, discount: float | None = None) -> np.nd
 
 
 def _ggk_many(P0, P1, R0, R1, discount):
-    """``(verdict, unsure)`` of :func:`is_indexable_many` (discounted), see its Notes."""
+    """``(verdict, unsure)`` of :func:`is_indexable_many` (discounted), see its Notes.
+
+    One algorithm, two implementations, on purpose: this is :func:`_ggk` vectorised over arms
+    (full ``X`` updated at each pivot, no delayed blocks), and :func:`whittle_indices` does not
+    call it with one arm because its blocked level-3 updates (and only them) keep large arms at
+    a few LU factorisations and give the bits the stored results were computed with.
+    ``tests/test_indices.py`` compares the two verdicts on thousands of arms.
+    """
     k, n = R0.shape
     arms = np.arange(k)
     rewards = np.concatenate([R0, R1], axis=1)
