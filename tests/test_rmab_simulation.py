@@ -111,7 +111,8 @@ def test_simulated_average_with_warmup_is_the_exact_average_within_its_interval(
     _, P, r = _joint_chain(arm_list, [res.indices for res in results], 1)
     exact = float(mdp.stationary_distribution(P) @ r)
     # the user's natural call: a list of arms, a list of WhittleIndexResult
-    run = rmab.simulate(arm_list, results, 1, 5_000, replications=8, warmup=200, rng=3)
+    run = rmab.simulate(arm_list, results, 1, 5_000, replications=8, warmup=200,
+                        activation="exactly", rng=3)          # as the chain: exactly M
     ci = run.interval()
     assert isinstance(ci, stats.ConfidenceInterval) and ci.n == 8
     # a 95 % interval misses with probability 5 %: widen to 2.5 half-widths (t quantile 2.4
@@ -140,7 +141,8 @@ def test_discounted_mode_is_the_exact_discounted_value():
     value = np.linalg.solve(np.eye(len(states)) - beta * P, r)
     exact = value[states.index((0, 0))]
     T = 120                                      # beta**120 * max|r| / (1 - beta) < 1e-10
-    run = rmab.simulate(arm_list, tables, 1, T, replications=4_000, discount=beta, rng=4)
+    run = rmab.simulate(arm_list, tables, 1, T, replications=4_000, discount=beta,
+                        activation="exactly", rng=4)
     ci = run.interval()
     assert run.discount == beta and np.array_equal(run.value, run.discounted_reward)
     # 4,000 replications: the 95 % interval, widened to 2.5 half-widths (about 5 standard
@@ -172,10 +174,10 @@ def test_count_mode_has_the_law_of_the_per_arm_mode():
     x0 = [0, 0, 1, 2, 2]
     law = _count_law(arm, table, N, M, t, x0)
     per_arm = rmab.simulate(rmab.FiniteArms([arm] * N, x0), [table] * N, M, t + 1,
-                            replications=R, record=True, rng=5)
+                            replications=R, record=True, activation="exactly", rng=5)
     counts_per_arm = np.stack([np.bincount(s, minlength=3) for s in per_arm.states[t]])
     run = rmab.simulate_counts(arm, np.bincount(x0, minlength=3), table, M, t + 1,
-                               replications=R, record=True, rng=6)
+                               replications=R, record=True, activation="exactly", rng=6)
     for sample in (run.states[t], counts_per_arm):
         keys, observed = np.unique(sample, axis=0, return_counts=True)
         expected = np.array([law.get(tuple(k), 0.0) for k in keys]) * R
@@ -195,7 +197,7 @@ def test_count_mode_average_is_the_exact_average():
     _, P, r = _joint_chain([arm] * 3, [table] * 3, 1)
     exact = float(mdp.stationary_distribution(P) @ r)
     run = rmab.simulate_counts(arm, [3, 0, 0], table, 1, 5_000, replications=8, warmup=100,
-                               rng=7)
+                               activation="exactly", rng=7)
     ci = run.interval()
     assert abs(ci.estimate - exact) < 2.5 * ci.half_width   # as above: ~3.7 standard errors
 
@@ -242,15 +244,15 @@ def test_simulate_refuses_what_it_cannot_use_and_says_what_to_pass():
         rmab.simulate(arm_list, results[:2], 1, 5)
     with pytest.raises(ValueError, match=r"indices\[1\] has 2 entries but arm 1 has 3 states"):
         rmab.simulate(arm_list, [[0, 1, 2], [0, 1], [0, 1, 2]], 1, 5)
-    with pytest.raises(ValueError, match="warmup must be a non-negative integer"):
+    with pytest.raises(ValueError, match=r"warmup must be an integer in \[0, inf\], got -1"):
         rmab.simulate(arm_list, results, 1, 5, warmup=-1)
-    with pytest.raises(ValueError, match=r"discount must lie in \(0, 1\)"):
+    with pytest.raises(ValueError, match=r"discount=1.0 is not a discount: pass discount=None"):
         rmab.simulate(arm_list, results, 1, 5, discount=1.0)
     with pytest.raises(ValueError, match="warmup must be 0 with discount"):
         rmab.simulate(arm_list, results, 1, 5, discount=0.9, warmup=3)
     with pytest.raises(ValueError, match=r"M must be an integer in \[0, N=3\]"):
         rmab.simulate(arm_list, results, 4, 5)
-    with pytest.raises(ValueError, match="n_periods must be a positive integer"):
+    with pytest.raises(ValueError, match=r"n_periods must be an integer in \[1, inf\]"):
         rmab.simulate(arm_list, results, 1, 0)
     with pytest.raises(ValueError, match="one priority per arm"):
         rmab.simulate(arm_list, lambda s, t: np.zeros(2), 1, 5)
