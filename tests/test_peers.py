@@ -96,9 +96,10 @@ def test_quantecon_solves_the_converted_arm_as_we_do():
 
 @pytest.mark.parametrize("convert, args, message", [
     (arms.from_markovianbandit, (np.ones((3, 3, 3)) / 3, np.zeros((3, 2))),
-     "transitions must have 2 actions"),
+     r"transitions has shape \(3, 3, 3\) and rewards has shape \(3, 2\), which is neither "
+     r"layout: markovianbandit's layout is transitions\[s, a, s'\] of shape \(n, 2, n\)"),
     (arms.from_mdptoolbox, (np.ones((2, 3, 3)) / 3, np.zeros((2, 3, 2))),
-     r"R\[a, s, s'\] must have P's shape"),
+     r"R has shape \(2, 3, 2\), which is neither layout: .*R\[a, s, s'\] of shape"),
     (arms.from_quantecon, (np.array([[0.0, -np.inf]] * 2), np.ones((2, 2, 2)) / 2),
      "R must be finite"),
 ])
