@@ -38,7 +38,9 @@ def test_round_trips_are_exact(seed):
 
 
 def test_markovianbandit_computes_our_whittle_and_gittins_indices():
-    from markovianbandit import RestlessBandit
+    RestlessBandit = pytest.importorskip(
+        "markovianbandit", reason="markovianbandit-pkg (the [crosscheck] extra) is not "
+        "installed").RestlessBandit
 
     for seed in range(5):
         arm = _random_arm(7, seed)
@@ -56,7 +58,9 @@ def test_markovianbandit_computes_our_whittle_and_gittins_indices():
 def test_pymdptoolbox_solves_the_converted_arm_as_we_do():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pymdptoolbox 4.0b3 imports with deprecated NumPy
-        from mdptoolbox.mdp import PolicyIteration
+        PolicyIteration = pytest.importorskip(
+            "mdptoolbox.mdp", reason="pymdptoolbox (the [crosscheck] extra) is not "
+            "installed").PolicyIteration
     for seed in range(5):
         arm = _random_arm(6, seed)
         P, R = arms.to_mdptoolbox(arm)
@@ -83,7 +87,8 @@ def test_pymdptoolbox_transition_rewards_become_expected_rewards():
 
 
 def test_quantecon_solves_the_converted_arm_as_we_do():
-    from quantecon.markov import DiscreteDP
+    DiscreteDP = pytest.importorskip(
+        "quantecon.markov", reason="quantecon is not installed").DiscreteDP
 
     for seed in range(5):
         arm = _random_arm(6, seed)
