@@ -222,7 +222,8 @@ def test_the_simulators_refuse_bad_arguments(M, count, discount, activation, rng
         _call(lambda: run(M=M, n_periods=3))
         _call(lambda: run(M=1, n_periods=count))
         _call(lambda: run(M=1, n_periods=3, warmup=count))
-        _call(lambda: run(M=1, n_periods=3, replications=count))
+        if count is not None:                  # replications=None: one run, no replication axis
+            _call(lambda: run(M=1, n_periods=3, replications=count))
         _call(lambda: run(M=1, n_periods=3, discount=discount))
         _call(lambda: run(M=1, n_periods=3, activation=activation))
         _call(lambda: run(M=1, n_periods=3, rng=rng))

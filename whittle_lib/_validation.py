@@ -101,9 +101,13 @@ def check_integer(name: str, value, minimum: int | None = None,
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     value = operator.index(value)
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        low = "-inf" if minimum is None else minimum
-        high = "inf" if maximum is None else maximum
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        if maximum is None:
+            where = f">= {minimum}"
+        elif minimum is None:
+            where = f"<= {maximum}"
+        else:
+            where = f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an integer {where}, got {value!r}")
     return int(value)
 
 

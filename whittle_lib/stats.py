@@ -81,7 +81,7 @@ def named_seeds(seed, **counts: int) -> dict[str, tuple[np.random.SeedSequence, 
     >>> named_seeds(1, fig4=-1)
     Traceback (most recent call last):
         ...
-    ValueError: fig4 must be an integer in [0, inf], got -1
+    ValueError: fig4 must be an integer >= 0, got -1
     """
     counts = {name: check_integer(name, n, 0) for name, n in counts.items()}
     children = iter(spawn_seeds(seed, sum(counts.values())))
