@@ -518,7 +518,6 @@ class IndexRule(ShortRepr):
     """
 
     indices: tuple
-    fingerprints: tuple = field(init=False, repr=False)
     n_arms: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -549,7 +548,6 @@ class IndexRule(ShortRepr):
         for k, t in enumerate(distinct):
             padded[k, :t.size] = t
         object.__setattr__(self, "indices", tuple(distinct[k] for k in kind))
-        object.__setattr__(self, "fingerprints", tuple(prints[k] for k in kind))
         object.__setattr__(self, "n_arms", len(raw))
         object.__setattr__(self, "_table", padded.ravel())
         object.__setattr__(self, "_width", n)
@@ -557,6 +555,11 @@ class IndexRule(ShortRepr):
         object.__setattr__(self, "_row0", kind * n)
         object.__setattr__(self, "_kind", kind)
         object.__setattr__(self, "_prints", prints)
+
+    @property
+    def fingerprints(self) -> tuple:
+        """For each arm, the fingerprint its result carries (``None`` for a raw table)."""
+        return tuple(self._prints[k] for k in self._kind.tolist())
 
     def check(self, n_arms: int, n_states=None) -> None:
         """Raise ``ValueError`` unless the rule has one table per arm, each long enough."""
@@ -581,10 +584,14 @@ class IndexRule(ShortRepr):
         if all(fp is None for fp in self._prints):
             return
         n_results = len(self._prints)
-        pairs, where = np.unique(arms._kind * n_results + self._kind, return_index=True)
-        for pair, i in zip(pairs.tolist(), where.tolist()):
-            arm, theirs = arms._types[pair // n_results], self._prints[pair % n_results]
+        pair = arms._kind * n_results + self._kind           # (arm type, result) of each arm
+        size = len(arms._types) * n_results
+        present = (np.flatnonzero(np.bincount(pair, minlength=size)) if size <= 4 * pair.size
+                   else np.unique(pair))                     # a linear pass for few types
+        for p in present.tolist():
+            arm, theirs = arms._types[p // n_results], self._prints[p % n_results]
             if theirs is not None and theirs != arm.fingerprint:
+                i = int(np.flatnonzero(pair == p)[0])
                 raise _mismatch_error(f"the rule's indices[{i}]", i, theirs, arm)
 
     def __call__(self, states: np.ndarray, t: int) -> np.ndarray:
