@@ -83,7 +83,8 @@ def finite_million():
     rule = rmab.IndexRule(tables)
     reference = _NumpyFinite(kinds, which, tables)
     compare("simulation.finite.n1e6 (N*T/ours = arm-periods/s)",
-            lambda: rmab.simulate(system, rule, M, periods, replications=None, rng=1).rewards,
+            lambda: rmab.simulate(system, rule, M, periods, replications=None,
+                                  activation="exactly", rng=1).rewards,
             lambda: reference.run(M, periods, 1),
             "NumPy step (argpartition)",
             lambda a, b: f"max |reward diff| {np.max(np.abs(a - b)):.1e}", repeats=2)
@@ -100,7 +101,8 @@ def finite_million_shared():
     rule = rmab.IndexRule(tables)
     reference = _NumpyFinite(kinds, which, np.stack(type_tables)[which])
     compare("simulation.finite.n1e6.shared (N*T/ours = arm-periods/s)",
-            lambda: rmab.simulate(system, rule, M, periods, replications=None, rng=1).rewards,
+            lambda: rmab.simulate(system, rule, M, periods, replications=None,
+                                  activation="exactly", rng=1).rewards,
             lambda: reference.run(M, periods, 1),
             "NumPy step (argpartition)",
             # ties between copies of a type go to the lowest number here, anywhere in the
@@ -186,9 +188,10 @@ def counts_million():
     counts[0] = N
     compare("simulation.counts.n1e6",
             lambda: rmab.simulate_counts(arm, counts, table, N // M_SHARE, periods,
-                                         replications=None, rng=1).rewards,
+                                         replications=None, activation="exactly",
+                                         rng=1).rewards,
             lambda: rmab.simulate([arm] * N, [table] * N, N // M_SHARE, periods,
-                                  replications=None, rng=2).rewards,
+                                  replications=None, activation="exactly", rng=2).rewards,
             "per-arm simulate (same law)",
             lambda a, b: f"|reward/N diff| at T {abs(a[-1] - b[-1]) / N:.1e}", repeats=2)
 
@@ -203,7 +206,8 @@ def counts_billion():
         counts = np.zeros(n, dtype=np.int64)
         counts[0] = N
         return rmab.simulate_counts(arm, counts, table, N // M_SHARE, periods,
-                                    replications=None, rng=1).rewards / N
+                                    replications=None, activation="exactly",
+                                    rng=1).rewards / N
 
     compare("simulation.counts.n1e9", lambda: run(10**9), lambda: run(10**3),
             "count mode at N = 10^3",

@@ -4,8 +4,15 @@ The core a user applies to their own arms is re-exported here (each loads on fir
 
     import whittle_lib as wl
     arm = wl.wear_repair_arm(5, wear=0.3, repair_cost=0.5)      # or wl.RestlessArm(P0, P1, R0, R1)
-    wl.whittle_indices(arm, discount=1.0).indices
-    wl.relaxation_bound([arm] * 10, M=3).bound
+    result = wl.whittle_indices(arm)              # the average reward (discount=0.9: discounted)
+    run = wl.simulate([arm] * 10, [result] * 10, M=3, n_periods=1_000, replications=8, rng=1)
+    run.interval(), wl.relaxation_bound([arm] * 10, M=3).bound   # both "at most M" by default
+
+The criterion is one keyword everywhere: ``discount=0.9`` (any number in (0, 1)) for the
+discounted reward, ``discount=None`` for the average reward per period. The activation rule
+of N arms under a budget M is ``activation="at_most"`` (the default: the M highest positive
+priorities) or ``activation="exactly"`` (the M highest), with the same meaning in the
+simulator and in the bound.
 
 The package is organised as one module per concern:
 
@@ -18,7 +25,8 @@ The package is organised as one module per concern:
     finite MDPs on sparse matrices: value, relative value and policy iteration, backward
     induction, stationary distributions.
 ``rmab``
-    N arms with a budget: top-M, index rules, a simulator, exact periodic averages.
+    N arms with a budget: top-M, index rules, a simulator (per arm, or as counts of identical
+    arms), exact periodic averages.
 ``bounds``
     Whittle's relaxation bounds (at most / exactly M active, average or discounted), by the
     dual over the indices or the linear program over occupation measures.
@@ -51,14 +59,15 @@ _EXPORTS = {
                     "arms"),
     **dict.fromkeys(["wear_repair_arm", "birth_death_arm", "random_arm"], "builders"),
     **dict.fromkeys(["IndexStatus", "WhittleIndexResult", "whittle_indices", "is_indexable",
-                     "gittins_indices"], "indices"),
+                     "is_indexable_many", "gittins_indices"], "indices"),
     **dict.fromkeys(["RelaxationBound", "relaxation_bound"], "bounds"),
-    **dict.fromkeys(["FiniteArms", "IndexRule", "RmabSimulation", "simulate", "top_m"],
-                    "rmab"),
-    **dict.fromkeys(["FiniteMDP", "policy_iteration", "value_iteration",
-                     "relative_value_iteration", "evaluate_policy", "stationary_distribution"],
-                    "mdp"),
-    **dict.fromkeys(["ConfidenceInterval", "mean_interval", "replicate", "sweep"], "stats"),
+    **dict.fromkeys(["Dynamics", "FiniteArms", "IndexRule", "RmabSimulation", "simulate",
+                     "simulate_counts", "PeriodicOrbit", "periodic_orbit", "top_m"], "rmab"),
+    **dict.fromkeys(["FiniteMDP", "policy_iteration", "dense_policy_iteration",
+                     "value_iteration", "relative_value_iteration", "backward_induction",
+                     "evaluate_policy", "stationary_distribution"], "mdp"),
+    **dict.fromkeys(["ConfidenceInterval", "mean_interval", "share_interval", "spawn_seeds",
+                     "named_seeds", "replicate", "sweep"], "stats"),
 }
 
 __all__ = [*_SUBMODULES, *_EXPORTS]

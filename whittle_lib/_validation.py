@@ -101,9 +101,13 @@ def check_integer(name: str, value, minimum: int | None = None,
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     value = operator.index(value)
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        low = "-inf" if minimum is None else minimum
-        high = "inf" if maximum is None else maximum
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        if maximum is None:
+            where = f">= {minimum}"
+        elif minimum is None:
+            where = f"<= {maximum}"
+        else:
+            where = f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an integer {where}, got {value!r}")
     return int(value)
 
 
@@ -174,14 +178,24 @@ def check_rng(rng, *, name: str = "rng", required: bool = False,
         raise ValueError(f"{name} must be a non-negative seed, got {rng!r} ({error})") from None
 
 
+def _is_sparse(value) -> bool:
+    """A ``scipy.sparse`` matrix or array of any format (without importing SciPy)."""
+    return hasattr(value, "toarray") and hasattr(value, "nnz")
+
+
 def as_numeric(name: str, value) -> np.ndarray:
     """``value`` as an array of numbers (bool, int or float), without copying.
 
     ``TypeError`` when the entries are not numbers (strings, ``None``, objects); ``ValueError``
-    when nested lists are ragged (not an array). A ``scipy.sparse`` matrix is densified.
+    when nested lists are ragged (not an array). A ``scipy.sparse`` matrix is densified, and so
+    is each one of a sequence of them (one matrix per action, as pymdptoolbox takes ``P``).
     """
-    if hasattr(value, "toarray") and hasattr(value, "nnz"):      # scipy.sparse, any format
+    if _is_sparse(value):                                        # scipy.sparse, any format
         value = value.toarray()
+    elif (isinstance(value, (list, tuple))
+          or (isinstance(value, np.ndarray) and value.dtype == object and value.ndim)) \
+            and any(_is_sparse(v) for v in value):
+        value = [v.toarray() if _is_sparse(v) else v for v in value]
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as error:      # ragged nested lists

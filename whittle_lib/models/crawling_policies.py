@@ -301,7 +301,7 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
         def priority(state, t):
             return rule(state.x, state.age, t)
     return rmab.simulate(dynamics, priority, M, n_periods, replications=replications,
-                         ties=ties, record=record, rng=rng)
+                         activation="exactly", ties=ties, record=record, rng=rng)
 
 
 def simulate_many(model: CrawlingModel, rule, M, n_periods: int, *, slots: int, x0=None,
@@ -427,5 +427,6 @@ def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "
         raise ValueError("periodic_orbit needs a deterministic tie rule, ties='lowest'")
     dynamics = crawling.CrawlingDynamics(model, x0)
     return rmab.periodic_orbit(dynamics, lambda state, t: rule(state.x, state.age, t), M,
+                               activation="exactly",
                                time_period=getattr(rule, "time_period", None) or 1,
                                max_periods=max_periods)

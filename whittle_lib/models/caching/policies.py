@@ -248,8 +248,8 @@ def simulate_policy(problem: CachingProblem, policy, *, initial_levels, initial_
     else:
         def rule(state, t):
             return _priorities_at(problem, policy, *state)
-    run = simulate(dynamics, rule, problem.capacity, horizon, replications=R, threshold=0.0,
-                   rng=rng)
+    run = simulate(dynamics, rule, problem.capacity, horizon, replications=R,
+                   activation="at_most", rng=rng)
     beta = problem.discount
     total = np.zeros(R)
     discount_t = 1.0
