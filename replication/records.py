@@ -137,8 +137,11 @@ def share_reach(trials) -> str:
 
     Examples
     --------
-    >>> share_reach([8, 4])
-    'with 8 runs a reading is decided only at <= 1 or >= 7 runs (a share at least 0.38 from 1/2), with 4 runs only at 0 or 4 (at least 0.50 from 1/2)'
+    >>> first, rest = share_reach([8, 4]).split(", with 4 runs")
+    >>> first
+    'with 8 runs a reading is decided only at <= 1 or >= 7 runs (a share at least 0.38 from 1/2)'
+    >>> rest
+    ' only at 0 or 4 (at least 0.50 from 1/2)'
     """
     parts = []
     for j, n in enumerate(sorted({int(t) for t in trials}, reverse=True)):
@@ -664,7 +667,8 @@ def render_report(results: Mapping[str, list[Row]]) -> str:
             sel = [r for r in rows if r.status in statuses]
             if not sel:
                 continue
-            out += [f"### {title}", "", "| item | setting | quantity | paper | ours | status | note |",
+            out += [f"### {title}", "",
+                    "| item | setting | quantity | paper | ours | status | note |",
                     "|---|---|---|---|---|---|---|"]
             out += [f"| {_md_escape(r.item)} | {_md_escape(r.setting)} | "
                     f"{_md_escape(r.quantity)} | {r.paper} | {r.replicated} | {r.status} | "

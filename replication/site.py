@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from replication import records
-from replication.run import replace_dir
+from replication.project import replace_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 STATUS_TABLE_END = "<!-- status-table:end -->"
