@@ -16,8 +16,11 @@ metadata), its figures folder and its results file moved into place:
   ``notebooks/<nb>.ipynb``, ``figures/<nb>/`` and ``data/results/<nb>.csv``, staged in
   ``build/stage/<nb>/``;
 - a run with other parameters writes its own folder ``build/runs/<nb>/<name>=<value>,.../``
-  (the same three things, the notebook with its ``injected-parameters`` cell) and prints which
-  results rows changed status or value against the reference;
+  (the same three things, the notebook with its ``injected-parameters`` cell) and prints what
+  it changed against the reference (``replication.rerun``): first the computed values that
+  moved (old -> new), then the verdicts that changed, then how many rows carry the run's
+  parameters in their setting (``replication.records``, "Rows computed under other
+  parameters"); the kernel learns those parameters from ``WHITTLE_RUN_PARAMETERS``;
 - ``--output-root DIR`` writes under ``DIR`` instead (``replication.check``).
 
 Parameters are checked against the notebook's ``parameters`` cell (papermill's grammar, read by
@@ -30,6 +33,7 @@ number and section heading are printed. On failure the staging folder keeps the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -104,9 +108,11 @@ def check_parameters(name: str, given: list[tuple[str, str]]) -> dict:
 
 # ---- comparison with the reference -----------------------------------------------------------
 
-def report_changes(name: str, target: Path, limit: int = 40) -> None:
-    """Print how this run's results differ from the reference; the full list goes to
-    ``<target>/changes.txt``."""
+def report_changes(name: str, target: Path, parameters: dict, limit: int = 40) -> None:
+    """Print what this run changed against the reference (``replication.rerun``): the model's
+    outputs that moved, then the verdicts, then the labels; at most ``limit`` lines, all of
+    them, and every row's change, in ``<target>/changes.txt``."""
+    from replication import rerun
     from replication.records import read_results, result_changes, status_counts
 
     reference = ROOT / "data" / "results" / f"{name}.csv"
@@ -114,22 +120,29 @@ def report_changes(name: str, target: Path, limit: int = 40) -> None:
     if not reference.exists():
         say(f"no reference data/results/{name}.csv to compare with")
         return
-    lines = result_changes(read_results(reference), read_results(fresh))
+    old, new = read_results(reference), read_results(fresh)
+    changes = rerun.compare(old, new)
 
-    def counts(path):
-        return ", ".join(f"{v} {k}" for k, v in status_counts(read_results(path)).items() if v)
+    def counts(rows):
+        return ", ".join(f"{v} {k}" for k, v in status_counts(rows).items() if v)
 
-    head = [f"against the reference data/results/{name}.csv: {len(lines)} rows changed "
-            f"status or value, or are in only one file",
-            f"  reference: {counts(reference)}", f"  this run:  {counts(fresh)}"]
-    (target / "changes.txt").write_text("\n".join(head + lines) + "\n", encoding="utf-8")
-    shown = [f"  {line}" for line in lines[:limit]]
-    if len(lines) > limit:
-        shown.append(f"  ... {len(lines) - limit} more in {show(target / 'changes.txt')}")
-    print("\n".join(head + shown), flush=True)
+    head = [f"against the reference data/results/{name}.csv (the defaults):",
+            f"  reference: {counts(old)}", f"  this run:  {counts(new)}", ""]
+    rows = result_changes(old, new)
+    full = head + rerun.describe(changes, parameters, per_group=10 ** 9) + [
+        "", f"Every row that changed status or value ({len(rows)}):", *rows]
+    (target / "changes.txt").write_text("\n".join(full) + "\n", encoding="utf-8")
+    shown = rerun.describe(changes, parameters, limit=limit - len(head) - 1)
+    print("\n".join(head + shown + [f"(all of it, and every changed row: "
+                                     f"{show(target / 'changes.txt')})"]), flush=True)
 
 
 # ---- running ---------------------------------------------------------------------------------
+
+def _jsonable(value):
+    """A parameter's value for JSON: a tuple (a list parameter) as a list."""
+    return list(value) if isinstance(value, tuple) else value
+
 
 def last_heading(markdown: str, current: str = "") -> str:
     """The text of the last Markdown heading in ``markdown``, or ``current`` if it has none."""
@@ -180,6 +193,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     from papermill.exceptions import PapermillExecutionError
 
     from replication.params import format_value
+    from replication.records import RUN_PARAMETERS_ENV
 
     source = ROOT / "notebooks" / f"{name}.ipynb"
     if output_root is not None:
@@ -195,6 +209,14 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     staged_nb = stage / "notebooks" / f"{name}.ipynb"
     os.environ["WHITTLE_OUTPUT_ROOT"] = str(stage)
     os.environ["WHITTLE_PROJECT_ROOT"] = str(ROOT)
+    # The kernel's Comparison learns the run's parameters from here when the notebook does not
+    # hand it its own (replication.records: every row under them says so in its setting).
+    os.environ.pop(RUN_PARAMETERS_ENV, None)
+    if parameters:
+        defaults = {s.name: s.default for s in read_specs(name)}
+        os.environ[RUN_PARAMETERS_ENV] = json.dumps(
+            {"values": {k: _jsonable(v) for k, v in parameters.items()},
+             "defaults": {k: _jsonable(defaults[k]) for k in parameters}})
     # Figures reach the notebook through replication.figures.save_figure, which displays the
     # very PNG it saved; the Agg backend keeps the kernel from drawing a second, differently
     # styled copy (the inline backend's own rcParams would change the saved bytes between
@@ -255,7 +277,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     written = f", {where}data/results/{name}.csv" if replicates_paper(name) else ""
     print(f"ok: {where}notebooks/{name}.ipynb{written}, {where}figures/{name}/", flush=True)
     if target != ROOT and replicates_paper(name):
-        report_changes(name, target)
+        report_changes(name, target, parameters)
     return 0
 
 

@@ -123,13 +123,16 @@ def changes_table(reference: Path, results: dict[str, Path | None]):
     """A DataFrame of the rows that differ from ``reference`` at some point: columns item,
     setting, quantity, reference, then one per point (``results`` maps a point's label to its
     results file, or None for a failed run). A cell reads ``value (status)``, ``-`` for a row a
-    file lacks, ``failed`` for a failed run."""
+    file lacks, ``failed`` for a failed run. A point's rows meet the reference's by
+    ``records.paper_key`` (their settings carry the point's parameters, which the column's
+    label names)."""
     import pandas as pd
 
-    from replication.records import read_results
+    from replication.records import paper_key, read_results
 
-    ref = {r.key: r for r in read_results(reference)} if reference.exists() else {}
-    runs = {label: ({r.key: r for r in read_results(path)} if path is not None else None)
+    ref = {paper_key(r): r for r in read_results(reference)} if reference.exists() else {}
+    runs = {label: ({paper_key(r): r for r in read_results(path)} if path is not None
+                    else None)
             for label, path in results.items()}
     keys = list(ref)
     for rows in runs.values():
