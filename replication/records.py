@@ -92,6 +92,7 @@ __all__ = [
     "run_setting",
     "split_run_setting",
     "paper_key",
+    "names_parameter",
     "Comparison",
     "write_results",
     "read_results",
@@ -413,9 +414,13 @@ def paper_key(row: Row) -> tuple[str, str, str]:
     return (row.item, split_run_setting(row.setting)[0], row.quantity)
 
 
-def _names_in(setting: str, name: str, value) -> bool:
+def names_parameter(setting: str, name: str, value) -> bool:
     """Whether ``setting`` already holds the pair ``name=value`` (a notebook that wrote the
-    parameter into the setting itself)."""
+    parameter into the setting itself).
+
+    >>> names_parameter("lambda=0.1;mu=0.5", "mu", 0.5), names_parameter("mu=1", "mu", 0.5)
+    (True, False)
+    """
     for part in setting.split(";"):
         key, sep, text = part.partition("=")
         if sep and key.strip() == name:
@@ -516,7 +521,7 @@ class Comparison:
         :func:`run_setting` appends to the row's setting."""
         used = self.depends.get(item, self.depends.get("*"))
         return {k: v for k, v in self.changed.items()
-                if (used is None or k in used) and not _names_in(setting, k, v)}
+                if (used is None or k in used) and not names_parameter(setting, k, v)}
 
     def _labelled(self, row: Row) -> Row:
         """The row as written: under its run parameters, if any, with a note that says so."""

@@ -14,8 +14,12 @@ the reference (``data/results/NN_name.csv``, the defaults) and prints, in this o
    paper's setting although its value or verdict moved is named, since the notebook's
    ``Comparison(depends=...)`` then misses a parameter its computation uses.
 
-Rows are paired with the reference by ``records.paper_key`` (the setting without the run's
-parameters).
+Rows are paired with the reference by their setting without the run's parameters
+(``records.paper_key``, and any ``;name=value`` pair naming a changed parameter, which a
+notebook may have written itself). A parameter can also move a row to another setting (05's
+``K_policy`` sets the ``K`` of Figs. 6-8): the rows left without a partner are paired within
+their item and quantity, in order, when both sides have as many, and shown with the part of the
+setting that changed (``K=5 -> K=10``).
 
 Examples
 --------
@@ -39,11 +43,12 @@ Labels: all 2 rows computed under mu=2.0 say so in their setting (";params=mu=2.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
-from replication.records import Row, paper_key, split_run_setting
+from replication.records import Row, names_parameter, paper_key, split_run_setting
 
-__all__ = ["RunChanges", "compare", "describe", "number_of"]
+__all__ = ["RunChanges", "compare", "describe", "number_of", "setting_change"]
 
 _NUMBER = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:±\s*\S+)?\s*")
 
@@ -69,6 +74,8 @@ class RunChanges:
     pairs: list[tuple[Row, Row]] = field(default_factory=list)
     only_reference: list[Row] = field(default_factory=list)
     only_run: list[Row] = field(default_factory=list)
+    #: the run's parameters: a row is labelled if its setting names one of them
+    parameters: dict = field(default_factory=dict)
 
     @property
     def moved(self) -> list[tuple[Row, Row]]:
@@ -79,26 +86,78 @@ class RunChanges:
     def status_changed(self) -> list[tuple[Row, Row]]:
         return [(a, b) for a, b in self.pairs if a.status != b.status]
 
+    def labelled(self, row: Row) -> bool:
+        """Whether the row's setting says it was computed under the run's parameters."""
+        return bool(split_run_setting(row.setting)[1]) or any(
+            key.strip() in self.parameters for key, _ in _pairs(row.setting))
+
     @property
     def relabelled(self) -> list[Row]:
-        """This run's rows written under the run's parameters."""
-        return [b for _, b in self.pairs if split_run_setting(b.setting)[1]] + [
-            r for r in self.only_run if split_run_setting(r.setting)[1]]
+        """This run's rows whose setting names the run's parameters."""
+        return [b for _, b in self.pairs if self.labelled(b)] + [
+            r for r in self.only_run if self.labelled(r)]
 
     @property
     def unlabelled_but_changed(self) -> list[tuple[Row, Row]]:
         """Pairs that kept the paper's setting although the value or the verdict moved."""
-        return [(a, b) for a, b in self.pairs if not split_run_setting(b.setting)[1]
+        return [(a, b) for a, b in self.pairs if not self.labelled(b)
                 and (a.replicated, a.status) != (b.replicated, b.status)]
 
 
-def compare(reference: list[Row], fresh: list[Row]) -> RunChanges:
-    """Pair a run's rows with the reference's by their paper key."""
-    ref = {paper_key(r): r for r in reference}
-    run = {paper_key(r): r for r in fresh}
-    return RunChanges([(ref[k], run[k]) for k in ref if k in run],
-                      [ref[k] for k in ref if k not in run],
-                      [run[k] for k in run if k not in ref])
+def _pairs(setting: str) -> list[tuple[str, str]]:
+    return [(k, v) for k, sep, v in (part.partition("=") for part in setting.split(";")) if sep]
+
+
+def _key(row: Row, parameters: dict) -> tuple[str, str, str]:
+    """The key of a run's row without the run's parameters, however its setting names them:
+    the ``params=`` suffix, and a pair ``name=value`` with a changed parameter's value."""
+    item, setting, quantity = paper_key(row)
+    kept = [part for part in setting.split(";")
+            if not (part.partition("=")[0].strip() in parameters
+                    and names_parameter(part, part.partition("=")[0].strip(),
+                                  parameters[part.partition("=")[0].strip()]))]
+    return item, ";".join(kept), quantity
+
+
+def setting_change(old: str, new: str) -> str:
+    """The pairs of two settings that differ, ``K=5 -> K=10``; empty if none do.
+
+    >>> setting_change("N=16;K=5;gamma=1.0", "N=16;K=10;gamma=1.0;params=K_policy=10")
+    'K=5 -> K=10'
+    """
+    a = [p for p in split_run_setting(old)[0].split(";")]
+    b = [p for p in split_run_setting(new)[0].split(";")]
+    gone, came = [p for p in a if p not in b], [p for p in b if p not in a]
+    return f"{';'.join(gone) or '-'} -> {';'.join(came) or '-'}" if gone or came else ""
+
+
+def compare(reference: list[Row], fresh: list[Row], parameters: dict | None = None
+            ) -> RunChanges:
+    """Pair a run's rows with the reference's (module docstring): by their key without the
+    run's ``parameters``, then what is left within each item and quantity, in order."""
+    parameters = dict(parameters or {})
+    ref = {r.key: r for r in reference}
+    run: dict[tuple[str, str, str], Row] = {}
+    for r in fresh:                    # a key that two rows would share keeps its full setting
+        key = _key(r, parameters)
+        run[r.key if key in run else key] = r
+    pairs = [(ref[k], run[k]) for k in ref if k in run]
+    alone_ref = [ref[k] for k in ref if k not in run]
+    alone_run = [run[k] for k in run if k not in ref]
+
+    def by_group(rows):
+        out: dict[tuple[str, str], list[Row]] = {}
+        for r in rows:
+            out.setdefault((r.item, r.quantity), []).append(r)
+        return out
+
+    left, right = by_group(alone_ref), by_group(alone_run)
+    moved = [g for g in left if len(left[g]) == len(right.get(g, ()))]
+    pairs += [pair for g in moved for pair in zip(left[g], right[g])]
+    order = {r.key: i for i, r in enumerate(reference)}
+    pairs.sort(key=lambda pair: order[pair[0].key])
+    return RunChanges(pairs, [r for r in alone_ref if (r.item, r.quantity) not in moved],
+                      [r for r in alone_run if (r.item, r.quantity) not in moved], parameters)
 
 
 def _percent(a: Row, b: Row) -> float | None:
@@ -125,45 +184,49 @@ def _groups(pairs):
     return out
 
 
+def _where(a: Row, b: Row, parameters: dict) -> str:
+    """The reference row's setting, and what of it this run's row changed (besides naming the
+    run's parameters)."""
+    moved = setting_change(a.setting, ";".join(
+        part for part in b.setting.split(";")
+        if not names_parameter(part, part.partition("=")[0].strip(),
+                               parameters.get(part.partition("=")[0].strip(), object()))))
+    return f"{a.setting} ({moved})" if moved else a.setting
+
+
 def _rows_word(n: int) -> str:
     return f"{n} row" if n == 1 else f"{n} rows"
 
 
-def describe(changes: RunChanges, parameters: dict, *, per_group: int = 3,
-             limit: int | None = None) -> list[str]:
-    """The report's lines (module docstring): model outputs, verdicts, labels.
+def _example_lines(pairs, per_group: int, value, parameters: dict) -> list[str]:
+    """Up to ``per_group`` rows of a group, one a line: where, then ``value(a, b)``."""
+    shown = pairs[:per_group]
+    width = max(len(_where(a, b, parameters)) for a, b in shown)
+    out = [f"      {_where(a, b, parameters).ljust(width)}  {value(a, b)}" for a, b in shown]
+    if len(pairs) > per_group:
+        out.append(f"      ... {len(pairs) - per_group} more")
+    return out
 
-    ``parameters`` are the run's (for the headings); at most ``per_group`` example rows per
-    item and quantity, and, with ``limit``, at most that many lines in all (the last one
-    saying how many were left out).
-    """
-    from replication.records import run_setting
 
-    under = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}"
-                      for k, v in parameters.items()) or "the defaults"
+def _model_section(changes: RunChanges, under: str, per_group: int) -> list[str]:
     total = _groups(changes.pairs)
-    out = [f"What the model computed differently under {under} (old -> new):"]
     moved = _groups(changes.moved)
+    out = [f"What the model computed differently under {under} (old -> new):"]
     if not (moved or changes.only_reference or changes.only_run):
         out.append("  nothing: every value is the reference's")
+
+    def value(a, b):
+        change = _percent(a, b)
+        return f"{a.replicated or '-'} -> {b.replicated or '-'}" + (
+            f"  ({_pct(change)})" if change is not None else "")
+
     for (item, quantity), pairs in moved.items():
         shifts = [p for p in (_percent(a, b) for a, b in pairs) if p is not None]
         span = ("" if not shifts else f", by {_pct(shifts[0])}" if len(shifts) == 1 else
                 f", by {_pct(min(shifts))} to {_pct(max(shifts))}")
         out.append(f"  {item}, {quantity}: {len(pairs)} of "
                    f"{_rows_word(len(total[(item, quantity)]))} moved{span}")
-        width = max(len(paper_key(a)[1]) for a, _ in pairs[:per_group])
-        for a, b in pairs[:per_group]:
-            change = _percent(a, b)
-            out.append(f"      {paper_key(a)[1].ljust(width)}  {a.replicated or '-'} -> "
-                       f"{b.replicated or '-'}" + (f"  ({_pct(change)})" if change is not None
-                                                   else ""))
-        if len(pairs) > per_group:
-            out.append(f"      ... {len(pairs) - per_group} more")
-    still = {}
-    for (item, quantity), pairs in total.items():
-        if (item, quantity) not in moved:
-            still[item] = still.get(item, 0) + len(pairs)
+        out += _example_lines(pairs, per_group, value, changes.parameters)
     for rows, what in ((changes.only_run, "computed in this run only"),
                        (changes.only_reference, "not computed in this run")):
         if rows:
@@ -172,15 +235,29 @@ def describe(changes: RunChanges, parameters: dict, *, per_group: int = 3,
                     f"({r.status})" for r in rows[:per_group]]
             if len(rows) > per_group:
                 out.append(f"      ... {len(rows) - per_group} more")
+    still: dict[str, int] = {}
+    for (item, quantity), pairs in total.items():
+        if (item, quantity) not in moved:
+            still[item] = still.get(item, 0) + len(pairs)
     if moved and still:
-        out.append("  unchanged: " + ", ".join(f"{item} ({_rows_word(n)})"
-                                                for item, n in still.items()))
-    out += ["", "What the verdicts became:"]
+        out += textwrap.wrap("unchanged: " + ", ".join(f"{item} ({_rows_word(n)})"
+                                                       for item, n in still.items()),
+                             100, initial_indent="  ", subsequent_indent="    ")
+    return out
+
+
+def _verdict_section(changes: RunChanges, per_group: int) -> list[str]:
+    out = ["What the verdicts became:"]
     flips: dict[tuple[str, str, str, str], list] = {}
     for a, b in changes.status_changed:
         flips.setdefault((a.item, a.quantity, a.status, b.status), []).append((a, b))
     if not flips:
         out.append("  no status changed")
+
+    def value(a, b):
+        return (a.replicated or "-") if a.replicated == b.replicated else \
+            f"{a.replicated or '-'} -> {b.replicated or '-'}"
+
     for (item, quantity, old, new), pairs in flips.items():
         same = sum(a.replicated == b.replicated for a, b in pairs)
         how = ("its value unchanged" if len(pairs) == 1 and same else
@@ -188,27 +265,50 @@ def describe(changes: RunChanges, parameters: dict, *, per_group: int = 3,
                "every value unchanged" if same == len(pairs) else
                "with their values" if same == 0 else f"{same} of them with the value unchanged")
         out.append(f"  {item}, {quantity}: {_rows_word(len(pairs))} {old} -> {new}, {how}")
-        width = max(len(paper_key(a)[1]) for a, _ in pairs[:per_group])
-        for a, b in pairs[:per_group]:
-            value = (a.replicated or "-") if a.replicated == b.replicated else \
-                f"{a.replicated or '-'} -> {b.replicated or '-'}"
-            out.append(f"      {paper_key(a)[1].ljust(width)}  {value}")
-        if len(pairs) > per_group:
-            out.append(f"      ... {len(pairs) - per_group} more")
+        out += _example_lines(pairs, per_group, value, changes.parameters)
+    return out
+
+
+def _label_section(changes: RunChanges, parameters: dict, under: str) -> list[str]:
+    from replication.records import run_setting
+
     labelled = len(changes.relabelled)
     rows = len(changes.pairs) + len(changes.only_run)
     suffix = run_setting("", parameters)
-    out += ["", (f"Labels: all {rows} rows computed under {under} say so in their setting "
-                 f'(";{suffix}").' if labelled == rows and rows else
-                 f'Labels: {labelled} of {rows} rows say "{suffix}" in their setting; '
-                 f"{rows - labelled} kept the paper's setting (their items use none of the "
-                 f"changed parameters).")]
+    out = [f"Labels: all {rows} rows computed under {under} say so in their setting "
+           f'(";{suffix}").' if labelled == rows and rows else
+           f"Labels: {labelled} of {rows} rows name the changed parameters in their "
+           f'setting (";{suffix}"); {rows - labelled} kept the paper\'s setting (their '
+           f"items are declared not to use them: Comparison(depends=...))."]
     wrong = changes.unlabelled_but_changed
     if wrong:
         items = ", ".join(dict.fromkeys(a.item for a, _ in wrong))
         out.append(f"  but {_rows_word(len(wrong))} kept the paper's setting although the value "
                    f"or verdict moved ({items}): the notebook's Comparison(depends=...) misses "
                    f"a parameter they use.")
-    if limit is not None and len(out) > limit:
-        out = out[:limit - 1] + [f"... {len(out) - limit + 1} more lines"]
     return out
+
+
+def describe(changes: RunChanges, parameters: dict, *, per_group: int = 3,
+             limit: int | None = None) -> list[str]:
+    """The report's lines (module docstring): model outputs, verdicts, labels.
+
+    ``parameters`` are the run's (for the headings); at most ``per_group`` example rows per
+    item and quantity. With ``limit``, at most that many lines in all: the two first sections
+    are cut (each ending with the number of lines left out), the labels never.
+    """
+    under = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}"
+                      for k, v in parameters.items()) or "the defaults"
+    model = _model_section(changes, under, per_group)
+    verdicts = _verdict_section(changes, per_group)
+    labels = _label_section(changes, parameters, under)
+    if limit is not None and len(model) + len(verdicts) + len(labels) + 2 > limit:
+        room = max(4, limit - len(labels) - 2)
+        keep_model = max(2, min(len(model), room - min(len(verdicts), room // 2)))
+        keep_verdicts = max(2, room - keep_model)
+
+        def cut(lines, n):
+            return lines if len(lines) <= n else \
+                lines[:n - 1] + [f"  ... {len(lines) - n + 1} more lines"]
+        model, verdicts = cut(model, keep_model), cut(verdicts, keep_verdicts)
+    return [*model, "", *verdicts, "", *labels]

@@ -121,7 +121,7 @@ def report_changes(name: str, target: Path, parameters: dict, limit: int = 40) -
         say(f"no reference data/results/{name}.csv to compare with")
         return
     old, new = read_results(reference), read_results(fresh)
-    changes = rerun.compare(old, new)
+    changes = rerun.compare(old, new, parameters)
 
     def counts(rows):
         return ", ".join(f"{v} {k}" for k, v in status_counts(rows).items() if v)

@@ -250,10 +250,27 @@ def test_a_rerun_report_names_rows_that_moved_under_the_papers_setting():
            R.Row("Fig. 2", "all", "y", "", "3", status="new")]
     run = [R.Row("Table 1", "K=5;params=mu=2.0", "C", "0.4", "0.400", status="reproduced"),
            R.Row("Fig. 2", "all", "y", "", "4", status="new")]    # moved, label kept
-    lines = rerun.describe(rerun.compare(ref, run), {"mu": 2.0})
+    lines = rerun.describe(rerun.compare(ref, run, {"mu": 2.0}), {"mu": 2.0})
     assert "  Fig. 2, y: 1 of 1 row moved, by +33.3 %" in lines
-    assert lines[-2] == ('Labels: 1 of 2 rows say "params=mu=2.0" in their setting; 1 kept the '
-                         "paper's setting (their items use none of the changed parameters).")
+    assert lines[-2] == ('Labels: 1 of 2 rows name the changed parameters in their setting '
+                         '(";params=mu=2.0"); 1 kept the paper\'s setting (their items are '
+                         "declared not to use them: Comparison(depends=...)).")
     assert lines[-1] == ("  but 1 row kept the paper's setting although the value or verdict "
                          "moved (Fig. 2): the notebook's Comparison(depends=...) misses a "
                          "parameter they use.")
+
+
+def test_a_rerun_pairs_rows_that_a_parameter_moved_to_another_setting():
+    from replication import rerun
+
+    ref = [R.Row("Fig. 6", "N=16;K=5", "cost", "0.21", "0.2090741", status="reproduced"),
+           R.Row("Lemma 4", "all", "communicating", "", "", status="claim-holds")]
+    run = [R.Row("Fig. 6", "N=16;K=10;params=K_policy=10", "cost", "0.21", "0.03805",
+                 status="deviates"),
+           R.Row("Lemma 4", "all;K_policy=10", "communicating", "", "", status="new")]
+    changes = rerun.compare(ref, run, {"K_policy": 10})
+    assert not changes.only_reference and not changes.only_run
+    lines = rerun.describe(changes, {"K_policy": 10})
+    assert "      N=16;K=5 (K=5 -> K=10)  0.2090741 -> 0.03805  (-81.8 %)" in lines
+    assert "  Lemma 4, communicating: 1 row claim-holds -> new, its value unchanged" in lines
+    assert lines[-1].startswith("Labels: all 2 rows computed under K_policy=10 say so")
