@@ -58,8 +58,9 @@ report: $(STAMP)
 	$(BIN)/python -m replication.report
 
 # The site under build/html/ (Sphinx with MyST-NB, docs/conf.py): the stored notebooks, not
-# run, a status page and the library's API; MathJax is copied from a Python package, so the
-# pages read the same without network. Any Sphinx warning fails the build.
+# run, the reading order, a status page, the library's API and the source of every module;
+# MathJax is copied from a Python package, so the pages read the same without network. Any
+# Sphinx warning fails the build; tests/test_site.py walks every local link.
 html: $(STAMP)
 	$(BIN)/python -m replication.site
 

@@ -98,6 +98,7 @@ __all__ = [
     "read_results",
     "result_changes",
     "summary_table",
+    "Summary",
     "status_counts",
     "render_report",
     "render_status_table",
@@ -838,6 +839,67 @@ def summary_table(rows: Iterable[Row], *, width: int = 100) -> str:
     counts = status_counts(rows)
     out += ["", ", ".join(f"{v} {k}" for k, v in counts.items() if v)]
     return "\n".join(out)
+
+
+class Summary:
+    """What a notebook's summary cell shows: ``display(replication.records.Summary(cmp.rows))``.
+
+    As HTML (the site, JupyterLab): the rows per item and status, then every row that is not
+    ``reproduced`` with its paper value and ours, and under it its note **in full** across the
+    table (a pandas DataFrame cuts a cell at ``display.max_colwidth``, 50 characters: the
+    notes lost their diagnosis), in a box that scrolls sideways if it is wider than the page. As text
+    (what nbval compares with ``text/plain``, and a terminal shows): :func:`summary_table`.
+    Both are deterministic: values as written in the results file.
+
+    Examples
+    --------
+    >>> rows = [Row("Table 1", "K=5", "N_iter", "12", "13", status="deviates",
+    ...             note="off by one: " + "the reason " * 10)]
+    >>> html = Summary(rows)._repr_html_()
+    >>> "the reason " * 10 in html and html.startswith('<div class="whittle-summary"')
+    True
+    >>> print(repr(Summary(rows)).splitlines()[-1])
+    1 deviates
+    """
+
+    def __init__(self, rows: Iterable[Row], *, width: int = 100):
+        self.rows = list(rows)
+        self.width = int(width)
+
+    def __repr__(self) -> str:
+        return summary_table(self.rows, width=self.width)
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        statuses = [st.value for st in Status]
+        items = list(dict.fromkeys(r.item for r in self.rows))
+        head = "".join(f"<th>{escape(h)}</th>" for h in ["item", "rows", *statuses])
+        body = "".join(
+            f"<tr><th>{escape(item)}</th><td>{sum(r.item == item for r in self.rows)}</td>"
+            + "".join(f"<td>{sum(r.item == item and r.status == st for r in self.rows)}</td>"
+                      for st in statuses) + "</tr>" for item in items)
+        out = ['<div class="whittle-summary" style="overflow-x: auto; max-width: 100%">',
+               f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{body}'
+               f"</tbody></table>"]
+        listed = [r for r in self.rows if r.status != Status.REPRODUCED.value]
+        if listed:
+            # each row, then its note across the whole table: the note reads at page width
+            columns = ["status", "item", "setting", "quantity", "paper", "ours"]
+            cells = "".join(
+                '<tr class="whittle-row">' + "".join(f"<td>{escape(v)}</td>" for v in (
+                    r.status, r.item, r.setting, r.quantity, r.paper, r.replicated))
+                + "</tr>" + (f'<tr><td class="whittle-note" colspan="{len(columns)}" '
+                             'style="white-space: normal; text-align: left; '
+                             f'padding-left: 2em">{escape(r.note)}</td></tr>' if r.note else "")
+                for r in listed)
+            out.append('<table class="dataframe" style="width: 100%"><thead><tr>'
+                       + "".join(f"<th>{c}</th>" for c in columns)
+                       + f"</tr></thead><tbody>{cells}</tbody></table>")
+        counts = status_counts(self.rows)
+        out += [f"<p>{escape(', '.join(f'{v} {k}' for k, v in counts.items() if v))}</p>",
+                "</div>"]
+        return "\n".join(out)
 
 
 def render_status_table(results: Mapping[str, list[Row]]) -> str:
