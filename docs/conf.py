@@ -58,6 +58,9 @@ html_title = project
 html_theme_options = {"page_width": "min(1500px, 98%)", "sidebar_width": "220px",
                       "body_max_width": "none", "fixed_sidebar": True,
                       "code_font_size": "0.78em"}
+# The sidebar: the notebooks, then the headings of the page being read ("On this page"), so
+# that a notebook's Part II, the record, is one click away from its lesson.
+html_sidebars = {"**": ["about.html", "searchbox.html", "navigation.html", "localtoc.html"]}
 # docs/_static/whittle.css: wide tables scroll inside their box instead of running off the page.
 html_static_path = ["_static"]
 html_css_files = ["whittle.css"]
