@@ -847,9 +847,9 @@ class Summary:
     As HTML (the site, JupyterLab): the rows per item and status, then every row that is not
     ``reproduced`` with its paper value and ours, and under it its note **in full** across the
     table (a pandas DataFrame cuts a cell at ``display.max_colwidth``, 50 characters: the
-    notes lost their diagnosis), in a box that scrolls sideways if it is wider than the page. As text
-    (what nbval compares with ``text/plain``, and a terminal shows): :func:`summary_table`.
-    Both are deterministic: values as written in the results file.
+    notes lost their diagnosis), in a box that scrolls sideways if it is wider than the page.
+    As text (what nbval compares with ``text/plain``, and a terminal shows):
+    :func:`summary_table`. Both are deterministic: values as written in the results file.
 
     Examples
     --------
