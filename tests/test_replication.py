@@ -274,3 +274,15 @@ def test_a_rerun_pairs_rows_that_a_parameter_moved_to_another_setting():
     assert "      N=16;K=5 (K=5 -> K=10)  0.2090741 -> 0.03805  (-81.8 %)" in lines
     assert "  Lemma 4, communicating: 1 row claim-holds -> new, its value unchanged" in lines
     assert lines[-1].startswith("Labels: all 2 rows computed under K_policy=10 say so")
+
+
+def test_the_summary_shows_every_note_in_full_and_prints_the_summary_table():
+    note = "DEVIATES: " + " ".join(f"reading {i} <x & y>" for i in range(40))   # 700 chars
+    rows = [R.Row("Table 1", "K=5", "C_s", "0.4", "0.40000", status="reproduced"),
+            R.Row("Table 1", "K=5", "N_iter", "12", "13", status="deviates", note=note)]
+    summary = R.Summary(rows)
+    html = summary._repr_html_()
+    from html import escape
+    assert escape(note) in html and "..." not in html and "…" not in html
+    assert html.count('class="whittle-note"') == 1          # the reproduced row is counted only
+    assert repr(summary) == R.summary_table(rows)            # what nbval compares as text
