@@ -14,6 +14,10 @@ the reference (``data/results/NN_name.csv``, the defaults) and prints, in this o
    paper's setting although its value or verdict moved is named, since the notebook's
    ``Comparison(depends=...)`` then misses a parameter its computation uses.
 
+A notebook that records no results (the primer) has its computed quantities in the outputs of
+the cells that nbval checks (tagged ``nbval-check-output``): :func:`output_changes` gives the
+lines of those outputs that moved, old then new.
+
 Rows are paired with the reference by their setting without the run's parameters
 (``records.paper_key``, and any ``;name=value`` pair naming a changed parameter, which a
 notebook may have written itself). A parameter can also move a row to another setting (05's
@@ -48,7 +52,8 @@ from dataclasses import dataclass, field
 
 from replication.records import Row, names_parameter, paper_key, split_run_setting
 
-__all__ = ["RunChanges", "compare", "describe", "number_of", "setting_change"]
+__all__ = ["RunChanges", "checked_outputs", "compare", "describe", "number_of",
+           "output_changes", "setting_change"]
 
 _NUMBER = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:±\s*\S+)?\s*")
 
@@ -312,3 +317,58 @@ def describe(changes: RunChanges, parameters: dict, *, per_group: int = 3,
                 lines[:n - 1] + [f"  ... {len(lines) - n + 1} more lines"]
         model, verdicts = cut(model, keep_model), cut(verdicts, keep_verdicts)
     return [*model, "", *verdicts, "", *labels]
+
+
+CHECKED_TAG = "nbval-check-output"
+
+
+def checked_outputs(path) -> list[str]:
+    """The text of each cell of a stored notebook tagged ``nbval-check-output`` (its streams
+    and ``text/plain`` results), in order: what the notebook's computation shows."""
+    import json
+    from pathlib import Path
+
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    out = []
+    for cell in cells:
+        if CHECKED_TAG not in cell.get("metadata", {}).get("tags", []):
+            continue
+        parts = []
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            parts.append("".join(text) if isinstance(text, list) else text)
+        out.append("".join(parts))
+    return out
+
+
+def output_changes(reference, run, parameters: dict) -> list[str]:
+    """The lines of the checked outputs (:func:`checked_outputs`) of the notebook ``run`` that
+    differ from those of ``reference``: per cell, each old line (``-``) then its new one
+    (``+``).
+
+    >>> import json, tempfile, pathlib
+    >>> def nb(text):
+    ...     cell = {"cell_type": "code", "metadata": {"tags": [CHECKED_TAG]}, "source": "",
+    ...             "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
+    ...     path = pathlib.Path(tempfile.mkdtemp()) / "nb.ipynb"
+    ...     path.write_text(json.dumps({"cells": [cell]}))
+    ...     return path
+    >>> print("\\n".join(output_changes(nb("30 arms\\nbound -0.1741\\n"),
+    ...                                  nb("30 arms\\nbound -0.1520\\n"), {"share": 0.4})))
+    What the model computed differently under share=0.4 (old -> new):
+      - bound -0.1741
+      + bound -0.1520
+    """
+    import difflib
+
+    under = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}"
+                      for k, v in parameters.items())
+    out = [f"What the model computed differently under {under} (old -> new):"]
+    old, new = checked_outputs(reference), checked_outputs(run)
+    for a, b in zip(old, new):
+        lines = [line for line in difflib.ndiff(a.splitlines(), b.splitlines())
+                 if line[:2] in ("- ", "+ ")]
+        out += [f"  {line}" for line in lines]
+    if len(out) == 1:
+        out.append("  nothing: every checked output is the reference's")
+    return out

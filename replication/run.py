@@ -278,6 +278,11 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     print(f"ok: {where}notebooks/{name}.ipynb{written}, {where}figures/{name}/", flush=True)
     if target != ROOT and replicates_paper(name):
         report_changes(name, target, parameters)
+    elif target != ROOT and parameters:
+        # no results file (the primer): what moved is in the outputs its checked cells show
+        from replication import rerun
+        print("\n".join(rerun.output_changes(source, target / "notebooks" / f"{name}.ipynb",
+                                             parameters)), flush=True)
     return 0
 
 

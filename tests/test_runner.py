@@ -315,6 +315,24 @@ def test_a_notebook_without_expected_table_runs_and_writes_no_results(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_parameter_run_of_a_notebook_without_results_shows_its_checked_outputs(tmp_path):
+    """The primer records no rows: what a parameter changed is in the cells nbval checks."""
+    project = _project(tmp_path)
+    _without_results(project, write=False)
+    path = project / "notebooks" / f"{NB}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    next(c for c in nb.cells if c.source.startswith("from replication import records")
+         ).metadata["tags"] = ["nbval-check-output"]
+    nbformat.write(nb, path)
+    assert _run(project).returncode == 0                  # the reference, with its outputs
+    run = _run(project, "-p", "n", "3")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    start = lines.index("What the model computed differently under n=3 (old -> new):")
+    assert lines[start + 1:start + 3] == ["  - 4 rows", "  + 5 rows"]
+
+
+@pytest.mark.slow
 def test_a_notebook_without_expected_table_must_not_write_results(tmp_path):
     project = _project(tmp_path)
     _without_results(project, write=True)
