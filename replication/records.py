@@ -532,9 +532,11 @@ class Comparison:
         text = ", ".join(f"{k}={_param_text(v)}" + (f" (default {_param_text(self.defaults[k])})"
                                                     if k in self.defaults else "")
                          for k, v in moved.items())
+        note = row.note.rstrip()
+        if note and not note.endswith("."):
+            note += "."                  # the note's own last sentence, then ours
         return replace(row, setting=run_setting(row.setting, moved),
-                       note=f"{row.note} Computed with {text}: not the paper's "
-                            f"setting.".strip())
+                       note=f"{note} Computed with {text}: not the paper's setting.".strip())
 
     def _expected(self, key) -> Row | None:
         if key not in self.expected:
