@@ -76,7 +76,7 @@ def test_sweep_on_a_dask_cluster_equals_the_serial_sweep():
     grid = [{"M": 1}, {"M": 2}]
     serial = stats.sweep(run, grid, 2015, replications=2, max_workers=1)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         clustered = stats.sweep(run, grid, 2015, replications=2,
                                 executor=client.get_executor())

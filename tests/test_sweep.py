@@ -71,7 +71,7 @@ def test_a_sweep_on_a_dask_local_cluster(tmp_path):
     # Worker processes (not threads): the scheduler must be reachable over TCP from the runner,
     # a separate process; one worker runs the two points one after the other.
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         result = _sweep(project, "--sweep", "mu=0.5,2.0", "--scheduler",
                         cluster.scheduler_address)
     _check_two_points(project, result)
