@@ -33,6 +33,9 @@ The package is organised as one module per concern:
 ``stats``
     named random streams, independent replications and sweeps over any executor, confidence
     intervals.
+``arithmetic``
+    the elementary functions in native mode (NumPy's loops, the default) or portable mode (the
+    same bits on every machine): ``wl.portable()``, ``wl.set_portable``, ``wl.is_portable``.
 
 Submodules and the names below load on first use (``wl.models.robots.<name>`` works without an
 import), so ``import whittle_lib`` itself loads no SciPy solver and no matplotlib. Each module
@@ -41,8 +44,8 @@ lists its public names in its ``__all__``.
 
 from ._lazy import lazy_submodules
 
-_SUBMODULES = ("arms", "bounds", "builders", "indices", "learning", "mdp", "models", "rmab",
-               "stats")
+_SUBMODULES = ("arithmetic", "arms", "bounds", "builders", "indices", "learning", "mdp", "models",
+               "rmab", "stats")
 
 #: The core names, re-exported from the module that defines them.
 _EXPORTS = {
@@ -59,6 +62,8 @@ _EXPORTS = {
                      "relative_value_iteration", "evaluate_policy", "stationary_distribution"],
                     "mdp"),
     **dict.fromkeys(["ConfidenceInterval", "mean_interval", "replicate", "sweep"], "stats"),
+    # the arithmetic mode: native NumPy (default) or the same bits on every machine
+    **dict.fromkeys(["portable", "set_portable", "is_portable"], "arithmetic"),
 }
 
 __all__ = [*_SUBMODULES, *_EXPORTS]

@@ -18,6 +18,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .arithmetic import in_current_mode
+
 __all__ = ["spawn_seeds", "named_seeds", "run_tasks", "replicate", "sweep", "ConfidenceInterval",
            "mean_interval", "share_interval", "one_run_verdict"]
 
@@ -179,6 +181,9 @@ def run_tasks(tasks: Sequence[Callable], *, executor: Executor | None = None,
     max_workers : int, optional
         Workers of the default pool (default: the number of CPUs).
 
+    Each task runs in the arithmetic mode current at the call (``whittle_lib.portable()``),
+    in whatever worker runs it.
+
     Examples
     --------
     >>> from functools import partial
@@ -188,7 +193,7 @@ def run_tasks(tasks: Sequence[Callable], *, executor: Executor | None = None,
     if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) != max_workers
                                     or max_workers < 1):
         raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
-    tasks = list(tasks)
+    tasks = [in_current_mode(task) for task in tasks]    # a worker process starts native
     if executor is not None:
         return list(executor.map(_invoke, tasks))
     workers = min(len(tasks), max_workers or os.cpu_count() or 1)
