@@ -10,12 +10,16 @@ from scipy import optimize
 
 from .content import CachingContent
 
-#: Tolerance (cost units, relative to the cost scale) for the inequalities of Assumptions 1-3:
-#: the checks compare sums of a few products of probabilities and costs, exact to ~1e-15.
-_ASSUMPTION_TOL = 1e-12
+#: Tolerance of :func:`check_assumptions` on the inequalities of Assumptions 1-3, relative to
+#: the cost scale ``max(1, max |C|, r_K - r_1)`` (absolute on the probabilities of
+#: Assumption 1 and the monotone chains): the checks compare sums of a few products of
+#: probabilities and costs, exact to about 1e-15, so a violation smaller than this is taken to
+#: be rounding. A content whose inequalities fail by more than this is rejected.
+ASSUMPTION_TOL = 1e-12
 
-__all__ = ["AssumptionReport", "check_assumptions", "is_concave_on", "popularity_perturbation",
-           "theorem51_bound", "MissingCostRepair", "repair_missing_costs"]
+__all__ = ["ASSUMPTION_TOL", "AssumptionReport", "check_assumptions", "is_concave_on",
+           "popularity_perturbation", "theorem51_bound", "MissingCostRepair",
+           "repair_missing_costs"]
 
 # --------------------------------------------------------------------------------------------
 # Assumptions 1-3 and the perturbation of Theorem 5.1
@@ -104,10 +108,10 @@ def check_assumptions(content: CachingContent) -> AssumptionReport:
     """
     r, C = content.levels, content.missing_cost
     scale = max(1.0, float(np.abs(C).max()), float(np.ptp(r)))
-    tol = _ASSUMPTION_TOL * scale
-    a1 = _stochastically_dominates(content.P1, content.P0, _ASSUMPTION_TOL)
-    mono = (_stochastically_monotone(content.P0, _ASSUMPTION_TOL)
-            and _stochastically_monotone(content.P1, _ASSUMPTION_TOL))
+    tol = ASSUMPTION_TOL * scale
+    a1 = _stochastically_dominates(content.P1, content.P0, ASSUMPTION_TOL)
+    mono = (_stochastically_monotone(content.P0, ASSUMPTION_TOL)
+            and _stochastically_monotone(content.P1, ASSUMPTION_TOL))
     a2 = bool(np.all(np.diff(C) >= -tol)) and is_concave_on(r, C, tol=tol)
     a3 = all(is_concave_on(r, P @ C, tol=tol) for P in (content.P0, content.P1))
     gens = np.minimum.outer(r, r[1:])  # column j-1: min(r, r_j)
