@@ -476,9 +476,11 @@ def simulate_whittle(model: crawling.CrawlingModel, n_steps: int, replications: 
 
 #: The notes of the rows of the rewards Section V measures its run against (Sec. II; new rows).
 REFERENCE_NOTES = MappingProxyType({
-    "whittle": "exact average over the periodic orbit (policies.crawling_orbit); equals Whittle's "
+    # the two notes below are stored in data/results (byte-identical since issue 32): they name
+    # policies.crawling_orbit and crawling.crawling_bound by their names of before the rename
+    "whittle": "exact average over the periodic orbit (policies.periodic_orbit); equals Whittle's "
                "relaxation bound",
-    "bound": "crawling.crawling_bound(model, 1): no M=1 policy earns more on the deterministic "
+    "bound": "crawling.relaxation_bound(model, 1): no M=1 policy earns more on the deterministic "
              "model",
     "u_1": "eq. (1), the best single source",
     "u_2": "eq. (1), the second-best single source",

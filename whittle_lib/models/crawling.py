@@ -914,6 +914,11 @@ def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = 
     rng = check_rng(rng)
     shape = ((model.n_sources,) if size is None
              else (check_integer("size", size, 1), model.n_sources))
+    return _sample_new_utility(model, shape, rng, base_law, shape_param)
+
+
+def _sample_new_utility(model, shape, rng, base_law, shape_param):
+    """:func:`sample_new_utility` on checked arguments (a simulator draws every period)."""
     counts = rng.poisson(model.arrival_rate * model.period, size=shape)
     total = int(counts.sum())
     age = rng.uniform(0.0, model.period, size=total)      # time from arrival to end of period
@@ -1072,8 +1077,8 @@ class CrawlingDynamics:
         if not isinstance(self.stochastic, (bool, np.bool_)):
             raise TypeError(f"stochastic must be True or False, got "
                             f"{type(self.stochastic).__name__} {self.stochastic!r}")
-        if self.stochastic:
-            check_base_law(self.base_law, self.base_shape)
+        object.__setattr__(self, "_shape_param", check_base_law(self.base_law, self.base_shape)
+                           if self.stochastic else None)
         if self.x0 is not None:
             x0 = _states("x0", self.x0)
             if x0.ndim > 2 or x0.shape[-1:] not in ((), (1,), (self.model.n_sources,)):
@@ -1140,8 +1145,10 @@ class CrawlingDynamics:
                                  "is longer")
             return self.utilities[period]
         if self.stochastic:
-            return sample_new_utility(self.model, replications, rng=rng,
-                                      base_law=self.base_law, base_shape=self.base_shape)
+            n = self.model.n_sources
+            return _sample_new_utility(self.model, (n,) if replications is None
+                                       else (replications, n), check_rng(rng), self.base_law,
+                                       self._shape_param)
         return self.model.u
 
     def observe(self, state: CrawlingState) -> np.ndarray:
