@@ -24,12 +24,13 @@ The package is organised as one module per concern:
     dual over the indices or the linear program over occupation measures.
 ``models``
     one module per paper's system, on the core: ``crawling`` (ephemeral content, its closed-form
-    Whittle index, Avrachenkov & Borkar) with ``crawling_policies`` (its priority rules on the
-    core's simulator), ``caching`` (contents with varying popularity as restless arms, Pavamana
+    Whittle index, Avrachenkov & Borkar) with ``crawling_policies`` (its priority rules and
+    their simulator), ``caching`` (contents with varying popularity as restless arms, Pavamana
     & Singh) and ``robots`` (the M/M/1/K model of web-robot control, Talim, Liu, Nain, Coffman).
 ``learning``
     learning the crawling policy: LSPE(0) on parametrised thresholds (Avrachenkov & Borkar
-    2019) and two-timescale learning of the Whittle index (Borkar & Chadha 2018).
+    2019) and two-timescale learning of the Whittle index (Borkar & Chadha 2018), of the
+    crawler or of a finite arm of your own.
 ``stats``
     named random streams, independent replications and sweeps over any executor, confidence
     intervals.
