@@ -143,7 +143,7 @@ def crawling_million():
     model = _crawling_model(N)
     rule = policies.WhittleRule(model)
     compare("simulation.crawling.n1e6 (N*T/ours = arm-periods/s)",
-            lambda: policies.simulate(model, rule, N // M_SHARE, periods).rewards,
+            lambda: policies.simulate_crawling(model, rule, N // M_SHARE, periods).rewards,
             lambda: _numpy_crawling(model, N // M_SHARE, periods),
             "NumPy step (np.log/exp)",
             lambda a, b: f"max rel reward diff {np.max(np.abs(a - b) / np.abs(b)):.1e}",
@@ -162,18 +162,18 @@ def crawling_former():
     model = _crawling_model(N)
     rule = policies.WhittleRule(model)
     dynamics = crawling.CrawlingDynamics(model)
+    index = crawling.ClosedFormIndex.of(model)            # WhittleRule's index
 
     def former():                     # the simulate loop of before issue 24
         states = dynamics.initial(None)
         rewards = np.empty(periods)
         for t in range(periods):
-            active = _former_top_m(crawling._whittle_index(states.x, *rule._constants),
-                                   N // M_SHARE)
+            active = _former_top_m(index(states.x), N // M_SHARE)
             states, rewards[t] = dynamics.step(states, active, None)
         return rewards
 
     compare("simulation.crawling.n1e5.former",
-            lambda: policies.simulate(model, rule, N // M_SHARE, periods).rewards,
+            lambda: policies.simulate_crawling(model, rule, N // M_SHARE, periods).rewards,
             former, "before issue 24 (two sorts)",
             lambda a, b: "identical rewards" if np.array_equal(a, b) else "REWARDS DIFFER",
             repeats=2)

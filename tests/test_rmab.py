@@ -179,7 +179,7 @@ def test_the_crawling_orbit_is_the_core_orbit_on_the_crawling_dynamics():
     from whittle_lib.models import crawling
     model = crawling.table_one()
     rule = policies.WhittleRule(model)
-    old = policies.periodic_orbit(model, rule, 2)
+    old = policies.crawling_orbit(model, rule, 2)
     core = rmab.periodic_orbit(crawling.CrawlingDynamics(model),
                                lambda s, t: rule(s.x, s.age, t), 2)
     assert old.average_reward == core.average_reward and old.period == core.period

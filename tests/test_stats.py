@@ -71,7 +71,7 @@ def test_sweep_on_a_dask_cluster_equals_the_serial_sweep():
     from whittle_lib.models import crawling, crawling_policies as policies
 
     model = crawling.table_one()  # the four sources of the 2015 paper
-    run = partial(policies.simulate, model, policies.WhittleRule(model), n_periods=50,
+    run = partial(policies.simulate_crawling, model, policies.WhittleRule(model), n_periods=50,
                   stochastic=True)
     grid = [{"M": 1}, {"M": 2}]
     serial = stats.sweep(run, grid, 2015, replications=2, max_workers=1)

@@ -32,15 +32,19 @@ The package is organised as one module per concern:
     dual over the indices or the linear program over occupation measures.
 ``models``
     one module per paper's system, on the core: ``crawling`` (ephemeral content, its closed-form
-    Whittle index, Avrachenkov & Borkar) with ``crawling_policies`` (its priority rules on the
-    core's simulator), ``caching`` (contents with varying popularity as restless arms, Pavamana
+    Whittle index, Avrachenkov & Borkar) with ``crawling_policies`` (its priority rules and
+    their simulator), ``caching`` (contents with varying popularity as restless arms, Pavamana
     & Singh) and ``robots`` (the M/M/1/K model of web-robot control, Talim, Liu, Nain, Coffman).
 ``learning``
     learning the crawling policy: LSPE(0) on parametrised thresholds (Avrachenkov & Borkar
-    2019) and two-timescale learning of the Whittle index (Borkar & Chadha 2018).
+    2019) and two-timescale learning of the Whittle index (Borkar & Chadha 2018), of the
+    crawler or of a finite arm of your own.
 ``stats``
     named random streams, independent replications and sweeps over any executor, confidence
     intervals.
+``arithmetic``
+    the elementary functions in native mode (NumPy's loops, the default) or portable mode (the
+    same bits on every machine): ``wl.portable()``, ``wl.set_portable``, ``wl.is_portable``.
 
 Submodules and the names below load on first use (``wl.models.robots.<name>`` works without an
 import), so ``import whittle_lib`` itself loads no SciPy solver and no matplotlib. Each module
@@ -49,8 +53,8 @@ lists its public names in its ``__all__``.
 
 from ._lazy import lazy_submodules
 
-_SUBMODULES = ("arms", "bounds", "builders", "indices", "learning", "mdp", "models", "rmab",
-               "stats")
+_SUBMODULES = ("arithmetic", "arms", "bounds", "builders", "indices", "learning", "mdp", "models",
+               "rmab", "stats")
 
 #: The core names, re-exported from the module that defines them.
 _EXPORTS = {
@@ -68,6 +72,8 @@ _EXPORTS = {
                      "evaluate_policy", "stationary_distribution"], "mdp"),
     **dict.fromkeys(["ConfidenceInterval", "mean_interval", "share_interval", "spawn_seeds",
                      "named_seeds", "replicate", "sweep"], "stats"),
+    # the arithmetic mode: native NumPy (default) or the same bits on every machine
+    **dict.fromkeys(["portable", "set_portable", "is_portable"], "arithmetic"),
 }
 
 __all__ = [*_SUBMODULES, *_EXPORTS]

@@ -290,3 +290,39 @@ def finite_vector(name: str, value, n: int | None = None, *, what: str = "") -> 
         raise ValueError(f"{name} is not finite in state {state}: {float(array[state])!r}")
     array.setflags(write=False)
     return array
+
+
+def real_array(name: str, value, *, low: float = -np.inf, high: float = np.inf,
+               low_open: bool = False, high_open: bool = False, ndim=None) -> np.ndarray:
+    """``value`` as a ``float64`` array of real numbers in ``[low, high]`` (or the open ends).
+
+    For the array arguments of the models (states, rates, probabilities per source), where
+    :func:`check_real` takes one number. ``ndim`` is the allowed number of dimensions (an int
+    or a tuple of them; any if ``None``). Returns ``value`` itself when it is already a
+    ``float64`` array (no copy).
+
+    Raises
+    ------
+    TypeError
+        For entries that are not numbers, or booleans (:func:`as_numeric`).
+    ValueError
+        For a wrong number of dimensions, or naming the first entry (and its position) that is
+        nan or out of range.
+    """
+    raw = as_numeric(name, value)
+    if raw.dtype.kind == "b":
+        raise TypeError(f"{name} must hold numbers, got booleans {value!r}")
+    if ndim is not None and raw.ndim not in ((ndim,) if isinstance(ndim, int) else tuple(ndim)):
+        allowed = ndim if isinstance(ndim, int) else " or ".join(map(str, ndim))
+        raise ValueError(f"{name} must have {allowed} dimension(s), got shape {raw.shape}")
+    array = np.asarray(raw, dtype=float)
+    too_low = (array <= low) if low_open else (array < low)
+    too_high = (array >= high) if high_open else (array > high)
+    bad = np.isnan(array) | too_low | too_high
+    if bad.any():
+        where = np.argwhere(bad)[0] if array.ndim else ()
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        position = f" at {tuple(int(i) for i in where)}" if array.ndim else ""
+        raise ValueError(f"{name} must lie in {interval}, got {float(array[tuple(where)])!r}"
+                         f"{position}")
+    return array

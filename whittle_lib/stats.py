@@ -20,6 +20,7 @@ import numpy as np
 
 from ._results import ShortRepr
 from ._validation import as_numeric, check_integer, check_real
+from .arithmetic import in_current_mode
 
 __all__ = ["spawn_seeds", "named_seeds", "run_tasks", "replicate", "sweep", "ConfidenceInterval",
            "mean_interval", "share_interval", "one_run_verdict"]
@@ -194,6 +195,9 @@ def run_tasks(tasks: Sequence[Callable], *, executor: Executor | None = None,
     max_workers : int, optional
         Workers of the default pool (default: the number of CPUs).
 
+    Each task runs in the arithmetic mode current at the call (``whittle_lib.portable()``),
+    in whatever worker runs it.
+
     Examples
     --------
     >>> from functools import partial
@@ -207,6 +211,7 @@ def run_tasks(tasks: Sequence[Callable], *, executor: Executor | None = None,
         if not callable(task):
             raise TypeError(f"tasks[{i}] must be a callable of no argument, got "
                             f"{type(task).__name__}")
+    tasks = [in_current_mode(task) for task in tasks]    # a worker process starts native
     if executor is not None:
         if not callable(getattr(executor, "map", None)):
             raise TypeError("executor must be a concurrent.futures.Executor (with a map method), "
