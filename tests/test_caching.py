@@ -255,7 +255,7 @@ def _contents():
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: C.birth_death_matrix(3.0, 0.3, 0.2), TypeError, "n_levels must be an integer"),
-    (lambda: C.birth_death_matrix(1, 0.3, 0.2), ValueError, "n_levels must be an integer in"),
+    (lambda: C.birth_death_matrix(1, 0.3, 0.2), ValueError, "n_levels must be an integer"),
     (lambda: C.birth_death_matrix(3, "0.3", 0.2), TypeError, "up must be an array of numbers"),
     (lambda: C.birth_death_matrix(3, [0.3, 0.2], 0.2), ValueError, "one per level"),
     (lambda: C.birth_death_matrix(3, 0.3, 1.5), ValueError, r"down must lie in \[0, 1\]"),
@@ -310,7 +310,7 @@ def _contents():
      "initial_levels must hold integers"),
     (lambda: C.simulate_policy(_problem(), C.greedy_priorities(_problem()), initial_levels=[[0, 0]],
                                initial_cached=[[0, 0]], horizon=0, rng=0), ValueError,
-     "horizon must be an integer in"),
+     "horizon must be an integer"),
     (lambda: C.simulate_policy(_problem(), C.greedy_priorities(_problem()), initial_levels=[[0, 0]],
                                initial_cached=[[0, 0]], horizon=5.0, rng=0), TypeError,
      "horizon must be an integer"),

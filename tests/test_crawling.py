@@ -292,7 +292,7 @@ _U, _ALPHA = TABLE_ONE.u, TABLE_ONE.alpha
      ValueError, "cost must be a number or hold one cost per source"),
     (lambda: crawling.CrawlingModel([1.0], [1.0], [1.0], period=0.0), ValueError,
      "period must lie in"),
-    (lambda: crawling.index_by_definition(0, 1.0, 0.5), ValueError, "k must be an integer in"),
+    (lambda: crawling.index_by_definition(0, 1.0, 0.5), ValueError, "k must be an integer"),
     (lambda: crawling.index_by_definition(1.0, 1.0, 0.5), TypeError, "k must be an integer"),
     (lambda: crawling.index_by_definition(3, 1.0, 0.5, k_max=3), ValueError, "k_max must be"),
     (lambda: crawling.index_by_definition(1, 1.0, 1.2), ValueError, "alpha must lie in"),

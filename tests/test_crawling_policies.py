@@ -232,7 +232,8 @@ def _former_simulate(model, rule, M, n_periods, *, stochastic=False, replication
     from whittle_lib import rmab
     dynamics = crawling.CrawlingDynamics(model, x0, stochastic)
     return rmab.simulate(dynamics, lambda state, t: rule(state.x, state.age, t), M, n_periods,
-                         replications=replications, ties=ties, record=record, rng=rng)
+                         replications=replications, activation="exactly", ties=ties,
+                         record=record, rng=rng)
 
 
 @pytest.mark.parametrize("replications", [None, 3])
@@ -283,7 +284,7 @@ def test_the_crawling_simulators_crawl_exactly_m_sources():
     (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 5, 10),
      ValueError, r"M must be an integer in \[0, N=4\], got 5"),
     (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 0),
-     ValueError, "n_periods must be an integer in"),
+     ValueError, "n_periods must be an integer"),
     (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 10,
                                         replications=0), ValueError, "replications must be"),
     (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 10,
@@ -310,7 +311,7 @@ def test_the_crawling_simulators_crawl_exactly_m_sources():
     (lambda: policies.crawling_orbit(TABLE_ONE, "whittle", 1), TypeError,
      "rule must be a callable"),
     (lambda: policies.RoundRobinRule(4.0, 1), TypeError, "n_sources must be an integer"),
-    (lambda: policies.RoundRobinRule(4, 0), ValueError, "stride must be an integer in"),
+    (lambda: policies.RoundRobinRule(4, 0), ValueError, "stride must be an integer"),
     (lambda: policies.SlotRules("rules"), TypeError, "rules must be a list of callables"),
     (lambda: policies.SlotRules([policies.CurrentValueRule(), 1.0]), TypeError,
      r"rules\[1\] must be a callable"),

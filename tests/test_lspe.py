@@ -142,7 +142,7 @@ def test_step_sizes_of_the_paper():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(kappa=0.0), "kappa must lie in (0, inf), got 0.0"),
     (dict(step_constant=1.0), "step_constant must lie in (0, 1), got 1.0"),
-    (dict(n_steps=0), "n_steps must be an integer in [1, inf], got 0"),
+    (dict(n_steps=0), "n_steps must be an integer >= 1, got 0"),
     (dict(action="top"), "action must be one of"),
     (dict(dynamics="noisy"), "dynamics must be one of"),
     (dict(reward="sum"), "reward must be one of"),

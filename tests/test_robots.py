@@ -200,11 +200,11 @@ def test_large_K_approximation():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: Q.robots_static_optimum(0.1, 1.0, 0.4, 1), r"K must be an integer in \[2, inf\], got 1"),
+    (lambda: Q.robots_static_optimum(0.1, 1.0, 0.4, 1), r"K must be an integer >= 2, got 1"),
     (lambda: Q.robots_static_optimum(0.1, 1.0, 0.0, 5), "gamma must be positive"),
     (lambda: Q.robots_static_optimum(-0.1, 1.0, 0.4, 5), "lam must be positive"),
     (lambda: Q.robots_static_optimum(0.1, math.nan, 0.4, 5), "mu must be positive"),
-    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 0), r"N must be an integer in \[1, inf\], got 0"),
+    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 0), r"N must be an integer >= 1, got 0"),
     (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 3, method="magic"), "method must be"),
     (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 3, method="relative_value_iteration",
                                       tau=0.0), "tau must lie in"),
