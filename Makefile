@@ -41,7 +41,8 @@ $(STAMP): pyproject.toml requirements/constraints.txt Makefile
 	@# rfc3987-syntax (jupyter-events' jsonschema[format-nongpl]) builds a Lark grammar when
 	@# jsonschema is imported: 1.1 s in every process that imports nbformat (each run, sweep
 	@# point, nbval), python-jsonschema/jsonschema#1428. Without it jsonschema only skips the
-	@# "iri" format check, which nothing here uses; pip check stays clean.
+	@# "iri" format check, which nothing here uses; pip check stays clean. environment.yml's
+	@# header gives conda users the same step.
 	$(BIN)/python -m pip uninstall --quiet --yes rfc3987-syntax
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name 'Python (whittle_lib)' >/dev/null
 	@# The apparatus (replication/) is not part of the wheel: the venv finds it through a .pth
@@ -58,8 +59,9 @@ report: $(STAMP)
 	$(BIN)/python -m replication.report
 
 # The site under build/html/ (Sphinx with MyST-NB, docs/conf.py): the stored notebooks, not
-# run, a status page and the library's API; MathJax is copied from a Python package, so the
-# pages read the same without network. Any Sphinx warning fails the build.
+# run, the reading order, a status page, the library's API and the source of every module;
+# MathJax is copied from a Python package, so the pages read the same without network. Any
+# Sphinx warning fails the build; tests/test_site.py walks every local link.
 html: $(STAMP)
 	$(BIN)/python -m replication.site
 
@@ -107,8 +109,8 @@ test-portable: $(STAMP)
 # as aarch64 Linux (qemu user-mode, Debian arm64 Python, the pinned NumPy/SciPy aarch64 wheels):
 # every line but NumPy's own control line must be identical. The script installs
 # qemu-user-static with apt-get and caches the arm64 sysroot in /tmp (about a minute at first).
-# It lives beside the checkout; AARCH64_FINGERPRINT=/path/to/aarch64-fingerprint.sh elsewhere.
-AARCH64_FINGERPRINT ?= ../shared/tools/aarch64-fingerprint.sh
+# The script is part of the checkout (AARCH64_FINGERPRINT=/path/to/another.sh runs another).
+AARCH64_FINGERPRINT ?= tests/aarch64_fingerprint.sh
 
 test-aarch64: $(STAMP)
 	@if [ ! -f '$(AARCH64_FINGERPRINT)' ]; then \

@@ -33,11 +33,11 @@ def random_model(n, seed=0):
 def time_run(n, periods, repeats):
     model = random_model(n)
     rule = policies.WhittleRule(model)
-    policies.simulate(model, rule, n // 100, 5)                 # warm up allocations
+    policies.simulate_crawling(model, rule, n // 100, 5)                 # warm up allocations
     best = np.inf
     for _ in range(repeats):
         t0 = time.perf_counter()
-        result = policies.simulate(model, rule, n // 100, periods)
+        result = policies.simulate_crawling(model, rule, n // 100, periods)
         best = min(best, time.perf_counter() - t0)
     return best, float(result.average_reward)
 

@@ -83,7 +83,8 @@ def finite_million():
     rule = rmab.IndexRule(tables)
     reference = _NumpyFinite(kinds, which, tables)
     compare("simulation.finite.n1e6 (N*T/ours = arm-periods/s)",
-            lambda: rmab.simulate(system, rule, M, periods, replications=None, rng=1).rewards,
+            lambda: rmab.simulate(system, rule, M, periods, replications=None,
+                                  activation="exactly", rng=1).rewards,
             lambda: reference.run(M, periods, 1),
             "NumPy step (argpartition)",
             lambda a, b: f"max |reward diff| {np.max(np.abs(a - b)):.1e}", repeats=2)
@@ -100,7 +101,8 @@ def finite_million_shared():
     rule = rmab.IndexRule(tables)
     reference = _NumpyFinite(kinds, which, np.stack(type_tables)[which])
     compare("simulation.finite.n1e6.shared (N*T/ours = arm-periods/s)",
-            lambda: rmab.simulate(system, rule, M, periods, replications=None, rng=1).rewards,
+            lambda: rmab.simulate(system, rule, M, periods, replications=None,
+                                  activation="exactly", rng=1).rewards,
             lambda: reference.run(M, periods, 1),
             "NumPy step (argpartition)",
             # ties between copies of a type go to the lowest number here, anywhere in the
@@ -141,7 +143,7 @@ def crawling_million():
     model = _crawling_model(N)
     rule = policies.WhittleRule(model)
     compare("simulation.crawling.n1e6 (N*T/ours = arm-periods/s)",
-            lambda: policies.simulate(model, rule, N // M_SHARE, periods).rewards,
+            lambda: policies.simulate_crawling(model, rule, N // M_SHARE, periods).rewards,
             lambda: _numpy_crawling(model, N // M_SHARE, periods),
             "NumPy step (np.log/exp)",
             lambda a, b: f"max rel reward diff {np.max(np.abs(a - b) / np.abs(b)):.1e}",
@@ -160,18 +162,18 @@ def crawling_former():
     model = _crawling_model(N)
     rule = policies.WhittleRule(model)
     dynamics = crawling.CrawlingDynamics(model)
+    index = crawling.ClosedFormIndex.of(model)            # WhittleRule's index
 
     def former():                     # the simulate loop of before issue 24
         states = dynamics.initial(None)
         rewards = np.empty(periods)
         for t in range(periods):
-            active = _former_top_m(crawling._whittle_index(states.x, *rule._constants),
-                                   N // M_SHARE)
+            active = _former_top_m(index(states.x), N // M_SHARE)
             states, rewards[t] = dynamics.step(states, active, None)
         return rewards
 
     compare("simulation.crawling.n1e5.former",
-            lambda: policies.simulate(model, rule, N // M_SHARE, periods).rewards,
+            lambda: policies.simulate_crawling(model, rule, N // M_SHARE, periods).rewards,
             former, "before issue 24 (two sorts)",
             lambda a, b: "identical rewards" if np.array_equal(a, b) else "REWARDS DIFFER",
             repeats=2)
@@ -186,9 +188,10 @@ def counts_million():
     counts[0] = N
     compare("simulation.counts.n1e6",
             lambda: rmab.simulate_counts(arm, counts, table, N // M_SHARE, periods,
-                                         replications=None, rng=1).rewards,
+                                         replications=None, activation="exactly",
+                                         rng=1).rewards,
             lambda: rmab.simulate([arm] * N, [table] * N, N // M_SHARE, periods,
-                                  replications=None, rng=2).rewards,
+                                  replications=None, activation="exactly", rng=2).rewards,
             "per-arm simulate (same law)",
             lambda a, b: f"|reward/N diff| at T {abs(a[-1] - b[-1]) / N:.1e}", repeats=2)
 
@@ -203,7 +206,8 @@ def counts_billion():
         counts = np.zeros(n, dtype=np.int64)
         counts[0] = N
         return rmab.simulate_counts(arm, counts, table, N // M_SHARE, periods,
-                                    replications=None, rng=1).rewards / N
+                                    replications=None, activation="exactly",
+                                    rng=1).rewards / N
 
     compare("simulation.counts.n1e9", lambda: run(10**9), lambda: run(10**3),
             "count mode at N = 10^3",

@@ -58,8 +58,14 @@ html_title = project
 html_theme_options = {"page_width": "min(1500px, 98%)", "sidebar_width": "220px",
                       "body_max_width": "none", "fixed_sidebar": True,
                       "code_font_size": "0.78em"}
-html_static_path = []
-html_css_files = []
+# The sidebar: the notebooks, then the headings of the page being read ("On this page"), so
+# that a notebook's Part II, the record, is one click away from its lesson.
+html_sidebars = {"**": ["about.html", "searchbox.html", "navigation.html", "localtoc.html"]}
+# docs/_static/whittle.css: wide tables scroll inside their box instead of running off the page.
+html_static_path = ["_static"]
+html_css_files = ["whittle.css"]
+# the highlighted source of every module numbers its lines
+viewcode_line_numbers = True
 
 
 def _copy_mathjax(app, exception):
@@ -78,19 +84,67 @@ def _summary_only(app, what, name, obj, options, lines):
     lines[:] = [re.sub(r"\s*\[[A-Za-z0-9]+\]_", "", line) for line in lines]
 
 
+SOURCE_PACKAGES = ("whittle_lib", "replication")
+
+
 def _source_links(app, doctree, docname):
-    """A Markdown link from a page to a library source file (``../whittle_lib/mdp.py``, which
-    MyST makes a download) opens the highlighted source of viewcode instead."""
+    """A Markdown link from a page to a source file of the library or the apparatus
+    (``../whittle_lib/mdp.py``, ``../replication/papers/robots_1999.py``, which MyST makes a
+    download) opens the module's highlighted source page instead (``_every_module``)."""
     from docutils import nodes
     from sphinx import addnodes
 
+    packages = "|".join(SOURCE_PACKAGES)
     for node in list(doctree.findall(addnodes.download_reference)):
-        found = re.search(r"(?:^|/)(whittle_lib/[\w/]+)\.py$", node.get("reftarget", ""))
+        found = re.search(rf"(?:^|/)((?:{packages})/[\w/]+)\.py$", node.get("reftarget", ""))
         if found and app.builder.format == "html":
             module = found.group(1).removesuffix("/__init__")
             uri = app.builder.get_relative_uri(docname, "_modules/" + module)
             node.replace_self(nodes.reference("", "", *node.children, refuri=uri,
                                               internal=True))
+
+
+def _modules(package):
+    """Every module of a package of this checkout, private ones and ``__init__`` included."""
+    import pkgutil
+
+    module = __import__(package)
+    return [package] + [info.name for info in pkgutil.walk_packages(module.__path__,
+                                                                    prefix=package + ".")]
+
+
+def _every_module(app):
+    """viewcode makes a source page for the modules whose objects a page documents (the API
+    page's public ones); a notebook links to any module it calls, private (``_portable``),
+    a package's ``__init__`` or the apparatus (``replication.papers.robots_1999``). Before
+    viewcode writes its pages, every module of both packages is added to its list, so that
+    each gets its page (``_modules/<dotted/path>.html``) and a line in ``_modules/index``."""
+    from sphinx.pycode import ModuleAnalyzer
+
+    found = getattr(app.env, "_viewcode_modules", None)
+    if found is None:
+        found = app.env._viewcode_modules = {}
+    for package in SOURCE_PACKAGES:
+        for name in _modules(package):
+            if found.get(name):
+                continue
+            analyzer = ModuleAnalyzer.for_module(name)
+            analyzer.find_tags()
+            found[name] = (analyzer.code, analyzer.tags, {}, name)
+    return []
+
+
+def _scrolling_tables(app, doctree, docname):
+    """Each Markdown table in a box of its own (class ``whittle-scroll``, docs/_static/
+    whittle.css) that scrolls sideways when the table is wider than the text column, as the
+    report's tables of notes and the status page's can be."""
+    from docutils import nodes
+
+    for table in list(doctree.findall(nodes.table)):
+        if "whittle-scroll" not in table.parent.get("classes", []):
+            box = nodes.container(classes=["whittle-scroll"])
+            table.replace_self(box)
+            box += table
 
 
 def _figure_alt_text(app, doctree, docname):
@@ -110,6 +164,8 @@ def _figure_alt_text(app, doctree, docname):
 
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
+    app.connect("html-collect-pages", _every_module, priority=400)   # before viewcode's (500)
     app.connect("autodoc-process-docstring", _summary_only)
     app.connect("doctree-resolved", _source_links)
     app.connect("doctree-resolved", _figure_alt_text)
+    app.connect("doctree-resolved", _scrolling_tables)

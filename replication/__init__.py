@@ -11,10 +11,13 @@
     a notebook's parameters: papermill reads its ``parameters`` cell, we check the ranges.
 ``figures``
     the figure style; figures saved reproducibly and shown from the saved file.
-``run``, ``check``, ``machines``, ``report``, ``site``
-    the runner (``python -m replication.run NN_name``), the byte-for-byte check of results
-    (also under emulated CPUs), the emulated machines, ``REPLICATION.md``, the site
-    (``make html``).
+``run``, ``sweep``, ``rerun``, ``project``
+    the runner (``python -m replication.run NN_name``), its sweeps, what a run with other
+    parameters changed (values, then verdicts, then labels), and what they share (the layout,
+    run folders, exit statuses).
+``check``, ``machines``, ``report``, ``site``, ``lesson``
+    the byte-for-byte check of results (also under emulated CPUs), the emulated machines,
+    ``REPLICATION.md``, the site (``make html``), the measures of a notebook's lesson.
 ``papers``
     per paper: what it printed and the checks of its claims too long for a cell.
 """

@@ -13,7 +13,7 @@ not have, are left out of ``NPY_DISABLE_CPU_FEATURES`` (NumPy refuses to disable
 
 Usage::
 
-    python -m replication.machines list                      # the machines and what each selects here
+    python -m replication.machines list                      # the machines, what each selects
     python -m replication.machines env haswell-avx2          # NAME=value lines
     python -m replication.machines run haswell-avx2 -- CMD   # run CMD under that machine
 """

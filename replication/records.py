@@ -16,12 +16,53 @@ Where files go: reading uses :func:`project_root` (the folder holding ``data/exp
 writing uses :func:`output_root`, which is the project root unless the environment variable
 ``WHITTLE_OUTPUT_ROOT`` names a staging folder (``python -m replication.run`` sets it so that a run
 that fails halfway overwrites nothing).
+
+Rows computed under other parameters
+------------------------------------
+A row recorded under parameters that differ from the notebook's defaults never reads as the
+paper's setting: its setting carries them, ``lambda=0.01;K=5;gamma=0.4;params=K_policy=10``
+(:func:`run_setting`), and its note ends "Computed with K_policy=10 (default 5): not the
+paper's setting." Which rows: those whose **item** depends on a changed parameter. A notebook
+says so once, where it makes its comparison (Part II's first cell)::
+
+    params = replication.check_parameters(NOTEBOOK, globals())
+    cmp = replication.Comparison(NOTEBOOK, params=params, depends={
+        "Table 1": ["mu", "tau", "rvi_tol", "reference_state"],   # what Table 1's cells use
+        "Fig. 2": ["mu_over_lambda_fig2", "buffer_sizes_fig2"],
+        "Lemma 1": (),                                            # no parameter changes it
+    })
+
+- An item not in ``depends`` depends on every parameter (the safe default: a run with any
+  ``-p`` relabels it); the key ``"*"`` sets the default for the items not listed instead.
+- ``()`` declares an item that no parameter changes; its rows keep the paper's setting and
+  are judged as at the defaults under any run.
+- Record every row under the paper's key as at the defaults (``cmp.number("Table 1",
+  "lambda=0.01;K=5;gamma=0.4", "C_d", ...)``, ``cmp.paper(...)``, ``cmp.row(...)`` all take
+  it): the comparison appends the parameters when it writes. A setting that already names a
+  changed parameter with its value (``...;mu=0.5``) does not get it twice.
+- A relabelled row is still judged against the paper's row (``reproduced`` if it stays within
+  the tolerance; a claim holds or fails), so a rerun shows what the parameter does to the
+  verdict; a deviation there needs no diagnosis of its own. :func:`paper_key` pairs it with
+  the reference row, which is how ``python -m replication.run NN -p NAME VALUE``
+  (``replication.rerun``) prints first the values that moved, then the verdicts, then the
+  labels, and names any row that kept the paper's setting although it moved (a ``depends``
+  that misses a parameter).
+- Without ``params`` the comparison reads the changed parameters from the runner
+  (:data:`RUN_PARAMETERS_ENV`, set by ``python -m replication.run``), every item depending on
+  all of them: so a notebook not yet converted still labels every row of a ``-p`` run.
+  Elsewhere (JupyterLab, papermill alone) pass ``params``.
+
+A test of a notebook's declaration is a run with the parameter changed: ``python -m
+replication.run 05_robot_queue -p K_policy 10`` must leave Table 1's rows under the paper's
+setting with their verdicts unchanged when Table 1 does not use ``K_policy``, and otherwise
+write them under ``...;params=K_policy=10``.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import os
 import re
@@ -47,11 +88,17 @@ __all__ = [
     "load_expected",
     "setting",
     "parse_setting",
+    "RUN_PARAMETERS_ENV",
+    "run_setting",
+    "split_run_setting",
+    "paper_key",
+    "names_parameter",
     "Comparison",
     "write_results",
     "read_results",
     "result_changes",
     "summary_table",
+    "Summary",
     "status_counts",
     "render_report",
     "render_status_table",
@@ -137,8 +184,11 @@ def share_reach(trials) -> str:
 
     Examples
     --------
-    >>> share_reach([8, 4])
-    'with 8 runs a reading is decided only at <= 1 or >= 7 runs (a share at least 0.38 from 1/2), with 4 runs only at 0 or 4 (at least 0.50 from 1/2)'
+    >>> first, rest = share_reach([8, 4]).split(", with 4 runs")
+    >>> first
+    'with 8 runs a reading is decided only at <= 1 or >= 7 runs (a share at least 0.38 from 1/2)'
+    >>> rest
+    ' only at 0 or 4 (at least 0.50 from 1/2)'
     """
     parts = []
     for j, n in enumerate(sorted({int(t) for t in trials}, reverse=True)):
@@ -305,6 +355,100 @@ def _format(value, decimals: int) -> str:
     return f"{value:.{decimals}f}"
 
 
+#: The environment variable by which ``python -m replication.run`` tells a notebook's kernel the
+#: run's parameters that differ from the defaults, as JSON ``{"values": {...}, "defaults":
+#: {...}}``; read by :class:`Comparison` when it is not given ``params``.
+RUN_PARAMETERS_ENV = "WHITTLE_RUN_PARAMETERS"
+#: The key that introduces a run's parameters in a row's setting (:func:`run_setting`).
+RUN_KEY = "params"
+
+
+def _param_text(value) -> str:
+    """A parameter's value as a setting writes it: lists in brackets without spaces, floats in
+    their shortest form, strings as they are (``;`` would end the pair: it becomes ``,``)."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_param_text(v) for v in value) + "]"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value).replace(";", ",")
+
+
+def run_setting(setting: str, parameters: Mapping) -> str:
+    """A row's setting with the run's parameters appended: ``<setting>;params=<name>=<value>,...``.
+
+    A row computed under parameters other than the notebook's defaults carries them here, so
+    that it never reads as the paper's setting; :func:`split_run_setting` takes them off again
+    (to pair the row with the reference row computed at the defaults). No parameters: the
+    setting unchanged.
+
+    Examples
+    --------
+    >>> run_setting("lambda=0.01;K=5", {"K_policy": 10, "buffers": (5, 20)})
+    'lambda=0.01;K=5;params=K_policy=10,buffers=[5,20]'
+    >>> run_setting("", {"mu": 0.5}), run_setting("K=5", {})
+    ('params=mu=0.5', 'K=5')
+    """
+    if not parameters:
+        return setting
+    text = ",".join(f"{k}={_param_text(v)}" for k, v in parameters.items())
+    return f"{setting};{RUN_KEY}={text}" if setting else f"{RUN_KEY}={text}"
+
+
+def split_run_setting(setting: str) -> tuple[str, str]:
+    """``(the setting without its run parameters, the parameters' text)``; the inverse of
+    :func:`run_setting`.
+
+    >>> split_run_setting("lambda=0.01;K=5;params=K_policy=10")
+    ('lambda=0.01;K=5', 'K_policy=10')
+    >>> split_run_setting("lambda=0.01;K=5")
+    ('lambda=0.01;K=5', '')
+    """
+    if setting.startswith(f"{RUN_KEY}="):
+        return "", setting[len(RUN_KEY) + 1:]
+    head, sep, tail = setting.rpartition(f";{RUN_KEY}=")
+    return (head, tail) if sep else (setting, "")
+
+
+def paper_key(row: Row) -> tuple[str, str, str]:
+    """The row's key with any run parameters taken off its setting: the key of the row that a
+    run at the defaults records for the same computation."""
+    return (row.item, split_run_setting(row.setting)[0], row.quantity)
+
+
+def names_parameter(setting: str, name: str, value) -> bool:
+    """Whether ``setting`` already holds the pair ``name=value`` (a notebook that wrote the
+    parameter into the setting itself).
+
+    >>> names_parameter("lambda=0.1;mu=0.5", "mu", 0.5), names_parameter("mu=1", "mu", 0.5)
+    (True, False)
+    """
+    for part in setting.split(";"):
+        key, sep, text = part.partition("=")
+        if sep and key.strip() == name:
+            if text.strip() == _param_text(value):
+                return True
+            try:
+                return float(text) == float(value)
+            except (TypeError, ValueError):
+                return False
+    return False
+
+
+def _run_parameters(params) -> tuple[dict, dict, tuple | None]:
+    """``(changed values, their defaults, every parameter name or None)`` of ``params`` (a
+    :class:`replication.params.ParameterValues`), or, without it, of the runner's
+    :data:`RUN_PARAMETERS_ENV`."""
+    if params is not None:
+        defaults = {spec.name: spec.default for spec in params.specs}
+        changed = dict(params.changed)
+        return changed, {k: defaults[k] for k in changed}, tuple(defaults)
+    text = os.environ.get(RUN_PARAMETERS_ENV, "")
+    if not text:
+        return {}, {}, None
+    data = json.loads(text)
+    return dict(data.get("values", {})), dict(data.get("defaults", {})), None
+
+
 class Comparison:
     """Collects a notebook's results against the paper's expected table.
 
@@ -314,11 +458,34 @@ class Comparison:
         The notebook's name, e.g. ``"05_robot_queue"``; its expected table is loaded.
     expected : list of Row, optional
         Use these rows instead of reading ``data/expected/<notebook>.csv`` (for tests).
-    paper_settings : bool
-        True (a run at the notebook's default parameters): every recorded number or claim
-        must be a row of the expected table, and :meth:`write` requires all of them. False (a
-        run with other parameters): a number or claim whose setting the paper does not report
-        is recorded as ``new``, with the note that says so, and missing rows are allowed.
+    params : ParameterValues, optional
+        The notebook's checked parameters (``replication.check_parameters(NOTEBOOK,
+        globals())``): the comparison learns which differ from their defaults. Every row whose
+        item depends on one of those (``depends``) is written with them in its setting
+        (:func:`run_setting`), never under the paper's setting alone. Without ``params`` the
+        changed parameters are those the runner names in :data:`RUN_PARAMETERS_ENV` (none
+        outside ``python -m replication.run``).
+    depends : mapping of str to iterable of str, optional
+        ``{item: parameter names}``: the parameters each item's computation uses. An item
+        not listed depends on every parameter (the safe default), unless the key ``"*"``
+        gives the names for every item not listed. ``()`` declares an item that no parameter
+        changes: its rows keep the paper's setting under any run. The names must be the
+        notebook's parameters.
+    paper_settings : bool, optional
+        Default: whether every parameter is at its default. True: every recorded number or
+        claim must be a row of the expected table, and :meth:`write` requires all of them.
+        False (a run with other parameters): a number or claim whose setting the paper does
+        not report is recorded as ``new``, with the note that says so, and missing rows are
+        allowed.
+
+    Notes
+    -----
+    A row computed under other parameters is judged against the paper's row as at the
+    defaults (a number is ``reproduced`` if it still lies within the tolerance, a claim holds
+    or fails), so that a rerun shows what the parameter does to the verdict; only its
+    setting and note say under which parameters (``lambda=0.01;K=5;params=K_policy=10``), and
+    a deviation needs no diagnosis of its own there. :func:`paper_key` pairs it with the
+    reference row.
 
     Examples
     --------
@@ -330,12 +497,46 @@ class Comparison:
     """
 
     def __init__(self, notebook: str, expected: list[Row] | None = None, *,
-                 paper_settings: bool = True):
+                 params=None, depends: Mapping[str, Iterable[str]] | None = None,
+                 paper_settings: bool | None = None):
         self.notebook = notebook
         self.expected = {r.key: r for r in (load_expected(notebook) if expected is None
                                              else expected)}
-        self.paper_settings = bool(paper_settings)
+        changed, defaults, names = _run_parameters(params)
+        #: the run's parameters that differ from the notebook's defaults, and those defaults
+        self.changed, self.defaults = changed, defaults
+        self.depends = {}
+        for item, used in (depends or {}).items():
+            used = (used,) if isinstance(used, str) else tuple(used)
+            unknown = [n for n in used if names is not None and n not in names]
+            if unknown:
+                raise ValueError(f"depends[{item!r}] names {unknown}, which are not parameters "
+                                 f"of {notebook} ({', '.join(names)})")
+            self.depends[item] = used
+        self.paper_settings = (not changed) if paper_settings is None else bool(paper_settings)
         self._rows: dict[tuple[str, str, str], Row] = {}
+
+    def run_parameters(self, item: str, setting: str = "") -> dict:
+        """The changed parameters that the rows of ``item`` depend on, in the order of the
+        notebook's cell, less those the ``setting`` already names with the same value: what
+        :func:`run_setting` appends to the row's setting."""
+        used = self.depends.get(item, self.depends.get("*"))
+        return {k: v for k, v in self.changed.items()
+                if (used is None or k in used) and not names_parameter(setting, k, v)}
+
+    def _labelled(self, row: Row) -> Row:
+        """The row as written: under its run parameters, if any, with a note that says so."""
+        moved = self.run_parameters(row.item, row.setting)
+        if not moved:
+            return row
+        text = ", ".join(f"{k}={_param_text(v)}" + (f" (default {_param_text(self.defaults[k])})"
+                                                    if k in self.defaults else "")
+                         for k, v in moved.items())
+        note = row.note.rstrip()
+        if note and not note.endswith("."):
+            note += "."                  # the note's own last sentence, then ours
+        return replace(row, setting=run_setting(row.setting, moved),
+                       note=f"{note} Computed with {text}: not the paper's setting.".strip())
 
     def _expected(self, key) -> Row | None:
         if key not in self.expected:
@@ -345,8 +546,9 @@ class Comparison:
         return self.expected[key]
 
     def row(self, item: str, setting: str, quantity: str) -> Row:
-        """The recorded row with this key."""
-        return self._rows[(item, setting, quantity)]
+        """The recorded row with this key (the key the notebook recorded it under), as it
+        will be written: under its run parameters, if any (:meth:`run_parameters`)."""
+        return self._labelled(self._rows[(item, setting, quantity)])
 
     def paper(self, item: str, setting: str, quantity: str) -> Row:
         """What the paper printed for this key, as transcribed in ``data/expected``: the row's
@@ -397,6 +599,8 @@ class Comparison:
         paper = float(exp.paper)
         value = float(value)
         ok = abs(paper - value) <= exp.tolerance * (1 + 1e-9)
+        if not ok and not diagnosis and self.run_parameters(item, setting):
+            diagnosis = "computed with other parameters than the paper's."
         if not ok and not diagnosis:
             raise ValueError(f"{exp.key} deviates (paper {exp.paper}, ours {value:.6g}) and "
                              f"needs a diagnosis")
@@ -496,10 +700,11 @@ class Comparison:
 
     @property
     def rows(self) -> list[Row]:
-        """Recorded rows: expected ones in the expected table's order, then new ones."""
+        """Recorded rows as they will be written (under their run parameters, if any):
+        expected ones in the expected table's order, then new ones."""
         order = {k: i for i, k in enumerate(self.expected)}
-        return sorted(self._rows.values(),
-                      key=lambda r: (order.get(r.key, len(order)),))
+        return [self._labelled(r) for r in sorted(
+            self._rows.values(), key=lambda r: (order.get(r.key, len(order)),))]
 
     def missing(self) -> list[tuple[str, str, str]]:
         """Expected rows that have not been recorded yet."""
@@ -541,7 +746,9 @@ def result_changes(reference: Iterable[Row], fresh: Iterable[Row],
     Rows whose status changed come first, then rows whose other ``columns`` changed, then rows
     found in only one of the two, each in the reference's order. An empty list means the two
     agree on those columns. Used to compare a run with other parameters, or on another
-    machine, with the stored results.
+    machine, with the stored results. Rows are paired by :func:`paper_key`: a row written
+    under a run's parameters (:func:`run_setting`) meets the reference row of its computation,
+    and is named by the reference's key.
 
     Examples
     --------
@@ -550,8 +757,8 @@ def result_changes(reference: Iterable[Row], fresh: Iterable[Row],
     >>> result_changes(a, b)
     ['Table 1 | K=5 | C_s: reproduced -> deviates (0.40000 -> 0.41000)']
     """
-    old = {r.key: r for r in reference}
-    new = {r.key: r for r in fresh}
+    old = {paper_key(r): r for r in reference}
+    new = {paper_key(r): r for r in fresh}
     status, other = [], []
     for key in (k for k in old if k in new):
         a, b = old[key], new[key]
@@ -636,6 +843,67 @@ def summary_table(rows: Iterable[Row], *, width: int = 100) -> str:
     return "\n".join(out)
 
 
+class Summary:
+    """What a notebook's summary cell shows: ``display(replication.records.Summary(cmp.rows))``.
+
+    As HTML (the site, JupyterLab): the rows per item and status, then every row that is not
+    ``reproduced`` with its paper value and ours, and under it its note **in full** across the
+    table (a pandas DataFrame cuts a cell at ``display.max_colwidth``, 50 characters: the
+    notes lost their diagnosis), in a box that scrolls sideways if it is wider than the page.
+    As text (what nbval compares with ``text/plain``, and a terminal shows):
+    :func:`summary_table`. Both are deterministic: values as written in the results file.
+
+    Examples
+    --------
+    >>> rows = [Row("Table 1", "K=5", "N_iter", "12", "13", status="deviates",
+    ...             note="off by one: " + "the reason " * 10)]
+    >>> html = Summary(rows)._repr_html_()
+    >>> "the reason " * 10 in html and html.startswith('<div class="whittle-summary"')
+    True
+    >>> print(repr(Summary(rows)).splitlines()[-1])
+    1 deviates
+    """
+
+    def __init__(self, rows: Iterable[Row], *, width: int = 100):
+        self.rows = list(rows)
+        self.width = int(width)
+
+    def __repr__(self) -> str:
+        return summary_table(self.rows, width=self.width)
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        statuses = [st.value for st in Status]
+        items = list(dict.fromkeys(r.item for r in self.rows))
+        head = "".join(f"<th>{escape(h)}</th>" for h in ["item", "rows", *statuses])
+        body = "".join(
+            f"<tr><th>{escape(item)}</th><td>{sum(r.item == item for r in self.rows)}</td>"
+            + "".join(f"<td>{sum(r.item == item and r.status == st for r in self.rows)}</td>"
+                      for st in statuses) + "</tr>" for item in items)
+        out = ['<div class="whittle-summary" style="overflow-x: auto; max-width: 100%">',
+               f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{body}'
+               f"</tbody></table>"]
+        listed = [r for r in self.rows if r.status != Status.REPRODUCED.value]
+        if listed:
+            # each row, then its note across the whole table: the note reads at page width
+            columns = ["status", "item", "setting", "quantity", "paper", "ours"]
+            cells = "".join(
+                '<tr class="whittle-row">' + "".join(f"<td>{escape(v)}</td>" for v in (
+                    r.status, r.item, r.setting, r.quantity, r.paper, r.replicated))
+                + "</tr>" + (f'<tr><td class="whittle-note" colspan="{len(columns)}" '
+                             'style="white-space: normal; text-align: left; '
+                             f'padding-left: 2em">{escape(r.note)}</td></tr>' if r.note else "")
+                for r in listed)
+            out.append('<table class="dataframe" style="width: 100%"><thead><tr>'
+                       + "".join(f"<th>{c}</th>" for c in columns)
+                       + f"</tr></thead><tbody>{cells}</tbody></table>")
+        counts = status_counts(self.rows)
+        out += [f"<p>{escape(', '.join(f'{v} {k}' for k, v in counts.items() if v))}</p>",
+                "</div>"]
+        return "\n".join(out)
+
+
 def render_status_table(results: Mapping[str, list[Row]]) -> str:
     """Markdown table: one line per notebook with its counts of each status."""
     head = "| notebook | " + " | ".join(s.value for s in Status) + " |"
@@ -664,7 +932,8 @@ def render_report(results: Mapping[str, list[Row]]) -> str:
             sel = [r for r in rows if r.status in statuses]
             if not sel:
                 continue
-            out += [f"### {title}", "", "| item | setting | quantity | paper | ours | status | note |",
+            out += [f"### {title}", "",
+                    "| item | setting | quantity | paper | ours | status | note |",
                     "|---|---|---|---|---|---|---|"]
             out += [f"| {_md_escape(r.item)} | {_md_escape(r.setting)} | "
                     f"{_md_escape(r.quantity)} | {r.paper} | {r.replicated} | {r.status} | "

@@ -16,8 +16,11 @@ metadata), its figures folder and its results file moved into place:
   ``notebooks/<nb>.ipynb``, ``figures/<nb>/`` and ``data/results/<nb>.csv``, staged in
   ``build/stage/<nb>/``;
 - a run with other parameters writes its own folder ``build/runs/<nb>/<name>=<value>,.../``
-  (the same three things, the notebook with its ``injected-parameters`` cell) and prints which
-  results rows changed status or value against the reference;
+  (the same three things, the notebook with its ``injected-parameters`` cell) and prints what
+  it changed against the reference (``replication.rerun``): first the computed values that
+  moved (old -> new), then the verdicts that changed, then how many rows carry the run's
+  parameters in their setting (``replication.records``, "Rows computed under other
+  parameters"); the kernel learns those parameters from ``WHITTLE_RUN_PARAMETERS``;
 - ``--output-root DIR`` writes under ``DIR`` instead (``replication.check``).
 
 Parameters are checked against the notebook's ``parameters`` cell (papermill's grammar, read by
@@ -30,7 +33,7 @@ number and section heading are printed. On failure the staging folder keeps the 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import json
 import os
 import re
 import shutil
@@ -38,16 +41,13 @@ import sys
 import textwrap
 from pathlib import Path
 
-# The collection this runner acts on: this checkout, or the folder named by
-# WHITTLE_PROJECT_ROOT (a scratch project in the runner's own tests).
-ROOT = Path(os.environ.get("WHITTLE_PROJECT_ROOT") or Path(__file__).resolve().parents[1]).resolve()
+from replication.project import (FAILED, INTERRUPTED, ROOT, USAGE, read_specs, replace_dir,
+                                 replicates_paper, run_folder_name, say, show)
 
 # What the stored notebook keeps of its metadata: the kernel, the language and papermill's run
 # time (the status page and the README show it); cells keep their tags.
 KEPT_NOTEBOOK_METADATA = {"kernelspec", "language_info", ("papermill", "duration")}
 INJECTED_TAG = "injected-parameters"
-# Exit statuses: a usage error (bad parameter, unknown notebook), a failed run, Ctrl-C.
-USAGE, FAILED, INTERRUPTED = 2, 1, 130
 
 
 def strip_volatile(nb) -> None:
@@ -71,45 +71,7 @@ def drop_injected_parameters(nb) -> None:
     nb.cells = [c for c in nb.cells if INJECTED_TAG not in c.metadata.get("tags", [])]
 
 
-def replace_dir(src: Path, dst: Path) -> None:
-    """Move the folder ``src`` to ``dst``, replacing what was there (kept aside until then)."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    old = dst.with_name(dst.name + ".old")
-    if old.exists():
-        shutil.rmtree(old)
-    if dst.exists():
-        os.replace(dst, old)
-    os.replace(src, dst)
-    if old.exists():
-        shutil.rmtree(old)
-
-
-def _show(path: Path) -> str:
-    """A path relative to the project if it lies inside it."""
-    try:
-        return str(path.relative_to(ROOT))
-    except ValueError:
-        return str(path)
-
-
-def _say(*lines: str) -> None:
-    print(*lines, sep="\n", file=sys.stderr, flush=True)
-
-
-def replicates_paper(name: str) -> bool:
-    """Whether the notebook replicates a paper's numbers: it has ``data/expected/<nb>.csv``
-    and must write ``data/results/<nb>.csv``. The primer (``00_*``) has neither."""
-    return (ROOT / "data" / "expected" / f"{name}.csv").exists()
-
-
 # ---- parameters ------------------------------------------------------------------------------
-
-def read_specs(name: str):
-    """The parameter specs of ``notebooks/<name>.ipynb``; raises ValueError if the cell is not
-    in the grammar of ``replication.params``."""
-    from replication.params import read_parameter_specs
-    return read_parameter_specs(ROOT / "notebooks" / f"{name}.ipynb")
-
 
 def parameters_help(name: str) -> str:
     """The notebook's parameters, one block each: name, rule, default, then the meaning."""
@@ -144,50 +106,43 @@ def check_parameters(name: str, given: list[tuple[str, str]]) -> dict:
     return {k: values[k] for k in specs if k in values and values[k] != specs[k].default}
 
 
-def run_folder_name(parameters: dict) -> str:
-    """``name1=v1,name2=v2`` (a list's elements joined by ``_``). Characters unsafe in a file
-    name become ``_``, and a long name is cut; either way a hash of the full text is appended,
-    so that two different runs never share a folder."""
-    def text(value):
-        if isinstance(value, (list, tuple)):
-            return "_".join(text(v) for v in value)
-        return repr(value) if isinstance(value, float) else str(value)
-
-    full = ",".join(f"{k}={text(v)}" for k, v in parameters.items())
-    safe = re.sub(r"[^A-Za-z0-9._+=,-]", "_", full)
-    if safe != full or len(safe) > 120:
-        safe = f"{safe[:100]}-{hashlib.sha256(full.encode()).hexdigest()[:12]}"
-    return safe
-
-
 # ---- comparison with the reference -----------------------------------------------------------
 
-def report_changes(name: str, target: Path, limit: int = 40) -> None:
-    """Print how this run's results differ from the reference; the full list goes to
-    ``<target>/changes.txt``."""
+def report_changes(name: str, target: Path, parameters: dict, limit: int = 40) -> None:
+    """Print what this run changed against the reference (``replication.rerun``): the model's
+    outputs that moved, then the verdicts, then the labels; at most ``limit`` lines, all of
+    them, and every row's change, in ``<target>/changes.txt``."""
+    from replication import rerun
     from replication.records import read_results, result_changes, status_counts
 
     reference = ROOT / "data" / "results" / f"{name}.csv"
     fresh = target / "data" / "results" / f"{name}.csv"
     if not reference.exists():
-        _say(f"no reference data/results/{name}.csv to compare with")
+        say(f"no reference data/results/{name}.csv to compare with")
         return
-    lines = result_changes(read_results(reference), read_results(fresh))
+    old, new = read_results(reference), read_results(fresh)
+    changes = rerun.compare(old, new, parameters)
 
-    def counts(path):
-        return ", ".join(f"{v} {k}" for k, v in status_counts(read_results(path)).items() if v)
+    def counts(rows):
+        return ", ".join(f"{v} {k}" for k, v in status_counts(rows).items() if v)
 
-    head = [f"against the reference data/results/{name}.csv: {len(lines)} rows changed "
-            f"status or value, or are in only one file",
-            f"  reference: {counts(reference)}", f"  this run:  {counts(fresh)}"]
-    (target / "changes.txt").write_text("\n".join(head + lines) + "\n", encoding="utf-8")
-    shown = [f"  {line}" for line in lines[:limit]]
-    if len(lines) > limit:
-        shown.append(f"  ... {len(lines) - limit} more in {_show(target / 'changes.txt')}")
-    print("\n".join(head + shown), flush=True)
+    head = [f"against the reference data/results/{name}.csv (the defaults):",
+            f"  reference: {counts(old)}", f"  this run:  {counts(new)}", ""]
+    rows = result_changes(old, new)
+    full = head + rerun.describe(changes, parameters, per_group=10 ** 9) + [
+        "", f"Every row that changed status or value ({len(rows)}):", *rows]
+    (target / "changes.txt").write_text("\n".join(full) + "\n", encoding="utf-8")
+    shown = rerun.describe(changes, parameters, limit=limit - len(head) - 1)
+    print("\n".join(head + shown + [f"(all of it, and every changed row: "
+                                     f"{show(target / 'changes.txt')})"]), flush=True)
 
 
 # ---- running ---------------------------------------------------------------------------------
+
+def _jsonable(value):
+    """A parameter's value for JSON: a tuple (a list parameter) as a list."""
+    return list(value) if isinstance(value, tuple) else value
+
 
 def last_heading(markdown: str, current: str = "") -> str:
     """The text of the last Markdown heading in ``markdown``, or ``current`` if it has none."""
@@ -238,6 +193,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     from papermill.exceptions import PapermillExecutionError
 
     from replication.params import format_value
+    from replication.records import RUN_PARAMETERS_ENV
 
     source = ROOT / "notebooks" / f"{name}.ipynb"
     if output_root is not None:
@@ -253,9 +209,18 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     staged_nb = stage / "notebooks" / f"{name}.ipynb"
     os.environ["WHITTLE_OUTPUT_ROOT"] = str(stage)
     os.environ["WHITTLE_PROJECT_ROOT"] = str(ROOT)
-    # Figures reach the notebook through replication.figures.save_figure, which displays the very PNG it
-    # saved; the Agg backend keeps the kernel from drawing a second, differently styled copy
-    # (the inline backend's own rcParams would change the saved bytes between runners).
+    # The kernel's Comparison learns the run's parameters from here when the notebook does not
+    # hand it its own (replication.records: every row under them says so in its setting).
+    os.environ.pop(RUN_PARAMETERS_ENV, None)
+    if parameters:
+        defaults = {s.name: s.default for s in read_specs(name)}
+        os.environ[RUN_PARAMETERS_ENV] = json.dumps(
+            {"values": {k: _jsonable(v) for k, v in parameters.items()},
+             "defaults": {k: _jsonable(defaults[k]) for k in parameters}})
+    # Figures reach the notebook through replication.figures.save_figure, which displays the
+    # very PNG it saved; the Agg backend keeps the kernel from drawing a second, differently
+    # styled copy (the inline backend's own rcParams would change the saved bytes between
+    # runners).
     os.environ["MPLBACKEND"] = "agg"
 
     nb = nbformat.read(source, as_version=4)
@@ -263,7 +228,7 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     progress = Progress(len(nb.cells) + bool(parameters), name=name)
     what = ", ".join(f"{k}={format_value(v)}" for k, v in parameters.items()) or "defaults"
     print(f"running {source.relative_to(ROOT)} ({what}; kernel {kernel}, cell limit "
-          f"{cell_timeout} s) into {_show(stage)}", flush=True)
+          f"{cell_timeout} s) into {show(stage)}", flush=True)
     # papermill renders lists, not tuples, as literals
     injected = {k: list(v) if isinstance(v, tuple) else v for k, v in parameters.items()}
     try:
@@ -277,21 +242,21 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
             # The kernel holds nothing to save once the notebook is written.
             shutdown_kernel="immediate")
     except KeyboardInterrupt:
-        _say(f"interrupted: the reference is unchanged; the partial run is in "
-             f"{_show(staged_nb)}")
+        say(f"interrupted: the reference is unchanged; the partial run is in "
+            f"{show(staged_nb)}")
         return INTERRUPTED
     except Exception as exc:  # papermill raises its own error types, and kernel errors
         text = str(exc).strip() if isinstance(exc, PapermillExecutionError) else repr(exc)
-        _say(f"FAILED: {name}: {text}",
-             f"the reference is unchanged; the partial run is in {_show(staged_nb)}")
+        say(f"FAILED: {name}: {text}",
+            f"the reference is unchanged; the partial run is in {show(staged_nb)}")
         return FAILED
     results = stage / "data" / "results" / f"{name}.csv"
     if replicates_paper(name) and not results.exists():
-        _say(f"FAILED: {name} ran but wrote no data/results/{name}.csv")
+        say(f"FAILED: {name} ran but wrote no data/results/{name}.csv")
         return FAILED
     if not replicates_paper(name) and results.exists():
-        _say(f"FAILED: {name} has no data/expected/{name}.csv but wrote "
-             f"data/results/{name}.csv")
+        say(f"FAILED: {name} has no data/expected/{name}.csv but wrote "
+            f"data/results/{name}.csv")
         return FAILED
     nb = nbformat.read(staged_nb, as_version=4)
     strip_volatile(nb)
@@ -308,11 +273,16 @@ def run(name: str, kernel: str, cell_timeout: int, parameters: dict,
     shutil.rmtree(stage)
     if target != ROOT and not any(stage.parent.iterdir()):
         stage.parent.rmdir()
-    where = "" if target == ROOT else f"{_show(target)}/"
+    where = "" if target == ROOT else f"{show(target)}/"
     written = f", {where}data/results/{name}.csv" if replicates_paper(name) else ""
     print(f"ok: {where}notebooks/{name}.ipynb{written}, {where}figures/{name}/", flush=True)
     if target != ROOT and replicates_paper(name):
-        report_changes(name, target)
+        report_changes(name, target, parameters)
+    elif target != ROOT and parameters:
+        # no results file (the primer): what moved is in the outputs its checked cells show
+        from replication import rerun
+        print("\n".join(rerun.output_changes(source, target / "notebooks" / f"{name}.ipynb",
+                                             parameters)), flush=True)
     return 0
 
 
@@ -355,19 +325,19 @@ def main(argv=None) -> int:
     known, _ = _parser(add_help=False).parse_known_args(argv)
     name = known.name
     if name and not (ROOT / "notebooks" / f"{name}.ipynb").exists():
-        _say(f"no notebook notebooks/{name}.ipynb")
+        say(f"no notebook notebooks/{name}.ipynb")
         return USAGE
     args = _parser(name).parse_args(argv)
     if args.sweep:
         if args.output_root is not None:
-            _say("--output-root and --sweep exclude each other (a sweep writes build/sweep/)")
+            say("--output-root and --sweep exclude each other (a sweep writes build/sweep/)")
             return USAGE
         from replication import sweep
         return sweep.main(args)
     try:
         parameters = check_parameters(args.name, args.parameter)
     except ValueError as exc:
-        _say(f"bad parameter: {exc}", "nothing was run; the reference is unchanged")
+        say(f"bad parameter: {exc}", "nothing was run; the reference is unchanged")
         return USAGE
     return run(args.name, args.kernel, args.cell_timeout, parameters, args.output_root)
 

@@ -5,8 +5,12 @@
 Sphinx with MyST-NB renders the notebooks as stored (``nb_execution_mode = "off"``: nothing is
 run) with the configuration in ``docs/conf.py``. The source folder is assembled in
 ``build/site-src/`` at each build, never committed: ``docs/*.md``, the notebooks, the library's
-and the apparatus' sources (a Markdown link from a notebook to ``../whittle_lib/mdp.py``
-resolves to that file), ``REPLICATION.md`` as ``report.md``, and two generated pages:
+and the apparatus' sources (a Markdown link from a notebook to ``../whittle_lib/mdp.py`` or
+``../replication/papers/robots_1999.py`` opens that module's highlighted source page, which
+the site makes for every module of both packages), ``REPLICATION.md`` as ``report.md``, the
+index page with its reading order (:func:`index_page`: ``docs/index.md``, whose table of
+notebooks gets a column with the time each takes to read, :func:`reading_time`), and two
+generated pages:
 
 - ``status.md``: per notebook its run time (``metadata.papermill.duration``, which the runner
   keeps in the stored notebook) and the count of its rows per status, from
@@ -29,12 +33,17 @@ import sys
 from pathlib import Path
 
 from replication import records
-from replication.run import replace_dir
+from replication.project import replace_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 STATUS_TABLE_END = "<!-- status-table:end -->"
 
-__all__ = ["api_page", "assemble", "build", "run_time", "run_time_table", "status_page"]
+__all__ = ["api_page", "assemble", "build", "index_page", "reading_time", "run_time",
+           "run_time_table", "status_page"]
+
+READING_BEGIN, READING_END = "<!-- reading-order:begin -->", "<!-- reading-order:end -->"
+#: How fast a reader reads prose and code (words a minute), and how long a figure holds them.
+WORDS_PER_MINUTE, SECONDS_PER_FIGURE = 200, 20
 
 
 def _notebooks(root: Path) -> list[Path]:
@@ -58,6 +67,67 @@ def _minutes(seconds: float | None) -> str:
         return "not recorded"
     m, s = divmod(round(seconds), 60)
     return f"{m} min {s} s" if m else f"{s} s"
+
+
+def reading_time(notebook: Path) -> tuple[int, int, int]:
+    """``(minutes, words, figures)`` to read a notebook's lesson (its Part I,
+    :func:`replication.lesson.part_one`; all of it if it has no Part II): its words of prose
+    (:func:`replication.lesson.words`) and of code at :data:`WORDS_PER_MINUTE`, plus
+    :data:`SECONDS_PER_FIGURE` per figure, rounded up to a whole minute."""
+    import math
+    import re
+
+    from replication import lesson
+
+    cells = lesson.part_one(json.loads(notebook.read_text(encoding="utf-8"))["cells"])
+    source = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+              for c in cells]
+    words = sum(lesson.words(text) if cell["cell_type"] == "markdown" else
+                len(re.findall(r"[A-Za-z0-9_]+", text)) for cell, text in zip(cells, source))
+    figures = sum("image/png" in out.get("data", {}) or "image/svg+xml" in out.get("data", {})
+                  for cell in cells for out in cell.get("outputs", []))
+    seconds = 60 * words / WORDS_PER_MINUTE + SECONDS_PER_FIGURE * figures
+    return math.ceil(seconds / 60), words, figures
+
+
+def index_page(root: Path = ROOT) -> str:
+    """``docs/index.md`` with the time to read each notebook added to its reading order.
+
+    The table between ``<!-- reading-order:begin -->`` and ``<!-- reading-order:end -->``
+    names one notebook a row (a link ``notebooks/NN_name.ipynb``); each row gets a last
+    column, the time :func:`reading_time` computes.
+
+    Raises
+    ------
+    ValueError
+        If a notebook of ``notebooks/`` is not in the table, or the table names one that is
+        not there: the reading order lists every notebook.
+    """
+    import re
+
+    text = (root / "docs" / "index.md").read_text(encoding="utf-8")
+    if READING_BEGIN not in text:
+        return text
+    head, rest = text.split(READING_BEGIN, 1)
+    table, tail = rest.split(READING_END, 1)
+    lines, listed = [], []
+    for line in table.strip().splitlines():
+        found = re.search(r"notebooks/(\d\d_\w+)\.ipynb", line)
+        if found:
+            listed.append(found.group(1))
+            minutes, words, figures = reading_time(root / "notebooks" / f"{found.group(1)}.ipynb")
+            line += (f" {minutes} min ({words:,} words, {figures} "
+                     f"figure{'s' if figures != 1 else ''}) |")
+        elif re.match(r"\|\s*-", line):
+            line += "---:|"
+        elif line.startswith("|"):
+            line += " time to read |"
+        lines.append(line)
+    stored = [nb.stem for nb in _notebooks(root)]
+    if sorted(listed) != stored:
+        raise ValueError(f"docs/index.md: the reading order lists {listed}, notebooks/ holds "
+                         f"{stored}: every notebook once")
+    return f"{head}{READING_BEGIN}\n" + "\n".join(lines) + f"\n{READING_END}{tail}"
 
 
 def run_time_table(root: Path = ROOT) -> str:
@@ -125,6 +195,7 @@ def assemble(src: Path, root: Path = ROOT) -> None:
     src.mkdir(parents=True)
     for page in sorted((root / "docs").glob("*.md")):
         shutil.copy2(page, src / page.name)
+    (src / "index.md").write_text(index_page(root), encoding="utf-8")
     (src / "notebooks").mkdir()
     for nb in _notebooks(root):
         shutil.copy2(nb, src / "notebooks" / nb.name)

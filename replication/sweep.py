@@ -29,6 +29,9 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from replication.project import FAILED, ROOT, USAGE, read_specs, replicates_paper, \
+    run_folder_name, say, show
+
 __all__ = ["split_values", "sweep_points", "run_point", "run_sweep", "changes_table"]
 
 
@@ -61,8 +64,6 @@ def sweep_points(name: str, sweeps: list[str], fixed: list[tuple[str, str]]) -> 
     """The grid's points, each ``{parameter: value}`` (swept values first, then ``-p`` values),
     parsed with the notebook's own parameter types; raises ValueError naming a bad parameter
     or value before anything runs."""
-    from replication.run import read_specs
-
     try:
         specs = {s.name: s for s in read_specs(name)}
     except ValueError as exc:
@@ -122,13 +123,16 @@ def changes_table(reference: Path, results: dict[str, Path | None]):
     """A DataFrame of the rows that differ from ``reference`` at some point: columns item,
     setting, quantity, reference, then one per point (``results`` maps a point's label to its
     results file, or None for a failed run). A cell reads ``value (status)``, ``-`` for a row a
-    file lacks, ``failed`` for a failed run."""
+    file lacks, ``failed`` for a failed run. A point's rows meet the reference's by
+    ``records.paper_key`` (their settings carry the point's parameters, which the column's
+    label names)."""
     import pandas as pd
 
-    from replication.records import read_results
+    from replication.records import paper_key, read_results
 
-    ref = {r.key: r for r in read_results(reference)} if reference.exists() else {}
-    runs = {label: ({r.key: r for r in read_results(path)} if path is not None else None)
+    ref = {paper_key(r): r for r in read_results(reference)} if reference.exists() else {}
+    runs = {label: ({paper_key(r): r for r in read_results(path)} if path is not None
+                    else None)
             for label, path in results.items()}
     keys = list(ref)
     for rows in runs.values():
@@ -161,8 +165,6 @@ def run_sweep(name: str, points: list[dict], *, kernel: str = "whittle-lib",
     the :func:`changes_table` and ``{label: exit status}``."""
     from whittle_lib.stats import run_tasks
 
-    from replication.run import ROOT, run_folder_name
-
     base = ROOT / "build" / "sweep" / name
     labels = [run_folder_name(point) for point in points]
     tasks = [partial(run_point, name, point, str(base / label), str(ROOT), kernel, cell_timeout)
@@ -180,26 +182,24 @@ def main(args, limit: int = 40) -> int:
     to ``build/sweep/NN_name/changes.csv``."""
     import pandas as pd
 
-    from replication.run import FAILED, USAGE, ROOT, _say, _show, replicates_paper
-
     try:
         points = sweep_points(args.name, args.sweep, args.parameter)
         if args.jobs is not None and args.jobs < 1:
             raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
     except ValueError as exc:
-        _say(f"bad parameter: {exc}", "nothing was run; the reference is unchanged")
+        say(f"bad parameter: {exc}", "nothing was run; the reference is unchanged")
         return USAGE
     client = executor = None
     if args.scheduler:
         try:
             from dask.distributed import Client
         except ImportError:
-            _say("--scheduler needs dask.distributed (the [dask] extra); nothing was run")
+            say("--scheduler needs dask.distributed (the [dask] extra); nothing was run")
             return USAGE
         try:
             client = Client(args.scheduler, timeout="30s")
         except OSError as exc:  # includes a connection timeout
-            _say(f"cannot reach the dask scheduler {args.scheduler}: {exc}; nothing was run")
+            say(f"cannot reach the dask scheduler {args.scheduler}: {exc}; nothing was run")
             return USAGE
         executor = client.get_executor()
         where = f"on the dask scheduler {args.scheduler}"
@@ -220,18 +220,18 @@ def main(args, limit: int = 40) -> int:
     for label, code in statuses.items():
         moved = int((table[label] != table["reference"]).sum()) if label in table else 0
         state = f"ok, {moved} rows differ" if code == 0 else f"FAILED (exit {code})"
-        print(f"  {label}: {state}, log {_show(base / label / 'run.log')}", flush=True)
+        print(f"  {label}: {state}, log {show(base / label / 'run.log')}", flush=True)
     if replicates_paper(args.name):
         if table.empty:
             print("no results row differs from the reference at any point", flush=True)
         else:
             table.to_csv(base / "changes.csv", index=False)
             print(f"{len(table)} results rows differ from data/results/{args.name}.csv "
-                  f"at some point (value (status); all in {_show(base / 'changes.csv')}):",
+                  f"at some point (value (status); all in {show(base / 'changes.csv')}):",
                   flush=True)
             with pd.option_context("display.width", 250):
                 print(table.head(limit).to_string(index=False, max_colwidth=40), flush=True)
             if len(table) > limit:
-                print(f"... {len(table) - limit} more rows in {_show(base / 'changes.csv')}",
+                print(f"... {len(table) - limit} more rows in {show(base / 'changes.csv')}",
                       flush=True)
     return 0 if all(code == 0 for code in statuses.values()) else FAILED

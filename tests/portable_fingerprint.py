@@ -2,13 +2,16 @@
 
 ``tests/test_portable.py`` runs this under the native machine and under emulated ones
 (``replication/machines.py``) and requires the same output: the learning runs and simulations that
-the notebooks store give the same bits whatever the BLAS kernel and the NumPy SIMD loops.
+the notebooks store give the same bits whatever the BLAS kernel and the NumPy SIMD loops. It runs
+in portable mode (``whittle_lib.set_portable(True)``), as the notebooks do; the library's
+default, native mode, promises no bits across machines (``whittle_lib.arithmetic``).
 """
 
 import hashlib
 
 import numpy as np
 
+import whittle_lib as wl
 from whittle_lib import _portable as fp
 from whittle_lib.models import crawling, crawling_policies as policies
 from whittle_lib.learning import (CrawlerIndexProblem, LSPESettings, learn_whittle_index,
@@ -23,6 +26,8 @@ def digest(*arrays) -> str:
 
 
 def main() -> None:
+    wl.set_portable(True)
+    assert wl.is_portable()
     rng = np.random.default_rng(11)
     x = rng.uniform(-5.0, 5.0, 4096)
     A = rng.normal(size=(3, 9, 9))
@@ -38,14 +43,14 @@ def main() -> None:
     utility = crawling.sample_new_utility(model, 200, rng=1)
     print("arrivals", digest(utility))
     print("index", digest(crawling.whittle_index(utility, model.u, model.alpha)))
-    sim = policies.simulate(model, policies.WhittleRule(model), 1, 300, stochastic=True,
+    sim = policies.simulate_crawling(model, policies.WhittleRule(model), 1, 300, stochastic=True,
                             replications=3, rng=2)
     print("simulation", digest(sim.rewards))
     # notebook 03's Table II and extension sweep run their policies as slots of one simulation
     U = crawling.draw_new_utilities(model, 300, 3, rng=2)
     slots = policies.SlotRules([policies.WhittleRule(model), policies.ExpectedValueRule(model),
                                 policies.RoundRobinRule(model.n_sources, 1)])
-    many = policies.simulate_many(model, slots, [1, 2, 1], 300, slots=3, stochastic=True,
+    many = policies.simulate_crawling_many(model, slots, [1, 2, 1], 300, slots=3, stochastic=True,
                                   replications=3, utilities=U)
     print("simulation stacked", digest(*[r.rewards for r in many]))
     run = run_lspe(model, LSPESettings(n_steps=400, record_every=50), rng=3)

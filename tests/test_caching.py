@@ -216,3 +216,108 @@ def test_solve_content_many_is_solve_content_bit_for_bit(discount):
     assert C.solve_content_many(c, [], discount=discount) == ()
     with pytest.raises(ValueError, match="lams"):
         C.solve_content_many(c, [np.nan], discount=discount)
+
+
+def _former_solve_content(content, lam, *, discount):
+    """solve_content as written for one penalty before it became solve_content_many of one
+    (issue 32): dense_policy_iteration on the two actions, the thresholds row by row."""
+    from whittle_lib.models.caching.single import _threshold
+    beta = float(discount)
+    arm = content.arm()
+    c0, c1 = -arm.R0, -arm.R1 + float(lam)
+    scale = max(1.0, float(np.abs(np.concatenate([c0, c1])).max()))
+    tol = 1e-10 * scale / (1.0 - beta)
+    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]), np.stack([-c0, -c1]),
+                                     discount=beta, tol=tol)
+    adv = sol.q[1] - sol.q[0]
+    K = content.n_levels
+    t0, t1 = _threshold(adv[:K], tol), _threshold(adv[K:], tol)
+    return (-sol.value + 0.0, adv, sol.policy.astype(bool),
+            None if t0 is None or t1 is None else (t0, t1), sol.iterations)
+
+
+def test_solve_content_keeps_the_bits_of_the_former_single_solve():
+    rng = np.random.default_rng(8)
+    for _ in range(4):
+        c = C.random_content(5, rng=rng)
+        for lam in (-10.0, 0.0, 0.7, 25.0):
+            got = C.solve_content(c, lam, discount=0.9)
+            cost, adv, cache, thresholds, iterations = _former_solve_content(c, lam, discount=0.9)
+            assert got.cost.tobytes() == cost.tobytes()
+            assert got.advantage.tobytes() == adv.tobytes()
+            assert got.cache.tobytes() == cache.tobytes()
+            assert (got.thresholds, got.iterations) == (thresholds, iterations)
+
+
+def _contents():
+    return [_content(), _content(d=2.0)]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: C.birth_death_matrix(3.0, 0.3, 0.2), TypeError, "n_levels must be an integer"),
+    (lambda: C.birth_death_matrix(1, 0.3, 0.2), ValueError, "n_levels must be an integer"),
+    (lambda: C.birth_death_matrix(3, "0.3", 0.2), TypeError, "up must be an array of numbers"),
+    (lambda: C.birth_death_matrix(3, [0.3, 0.2], 0.2), ValueError, "one per level"),
+    (lambda: C.birth_death_matrix(3, 0.3, 1.5), ValueError, r"down must lie in \[0, 1\]"),
+    (lambda: C.CachingContent([0, 1], [0, 1], np.eye(2), np.eye(2), fetch_cost="1"), TypeError,
+     "fetch_cost must be a number"),
+    (lambda: C.CachingContent(["a", "b"], [0, 1], np.eye(2), np.eye(2), 1.0), TypeError,
+     "levels must be an array of numbers"),
+    (lambda: C.CachingContent([0, 1], [0, 1], np.eye(2), np.eye(2), 1.0, holding_cost=-1.0),
+     ValueError, "holding_cost must be finite and >= 0"),
+    (lambda: C.random_content(3.5, rng=1), TypeError, "n_levels must be an integer"),
+    (lambda: C.random_content(3, rng=1, chain="sparse"), ValueError, "chain must be one of"),
+    (lambda: C.random_content(3, rng=1, chain="dense", closeness=2.0), ValueError,
+     r"closeness must lie in \[0, 1\]"),
+    (lambda: C.random_content(3, rng="seed"), TypeError, "rng must be"),
+    (lambda: C.check_assumptions("content"), TypeError, "content must be a CachingContent"),
+    (lambda: C.popularity_perturbation(None), TypeError, "content must be a CachingContent"),
+    (lambda: C.is_concave_on([0, 1, 1], [0, 1, 2]), ValueError, "levels must be increasing"),
+    (lambda: C.is_concave_on([0, 1, 2], [0, 1]), ValueError, "values must have shape"),
+    (lambda: C.is_concave_on([0, 1, 2], [0, 1, 2], tol=-1.0), ValueError, "tol must lie in"),
+    (lambda: C.theorem51_bound(None), ValueError, "a discounted criterion"),
+    (lambda: C.theorem51_bound(1.0), ValueError, r"discount must lie in \(0, 1\)"),
+    (lambda: C.theorem51_bound("0.9"), TypeError, "discount must be a number"),
+    (lambda: C.repair_missing_costs(_content(), n_changed=0), ValueError, "n_changed must be"),
+    (lambda: C.repair_missing_costs(_content(), n_changed=2.0), TypeError, "n_changed must be"),
+    (lambda: C.repair_missing_costs(_content(), nonnegative="yes"), TypeError, "nonnegative"),
+    (lambda: C.solve_content(_content(), np.nan, discount=0.9), ValueError, "lam must lie in"),
+    (lambda: C.solve_content(_content(), "1", discount=0.9), TypeError, "lam must be a number"),
+    (lambda: C.solve_content("content", 1.0, discount=0.9), TypeError, "content must be a"),
+    (lambda: C.solve_content(_content(), 1.0, discount=1.0), ValueError, "discount must lie in"),
+    (lambda: C.solve_content_many(_content(), [[1.0]], discount=0.9), ValueError, "lams must be"),
+    (lambda: C.check_structure(_content(), discount=0.9, n_grid=1), ValueError, "n_grid must be"),
+    (lambda: C.CachingProblem(_content(), 1, 0.9), TypeError, "contents must be a list"),
+    (lambda: C.CachingProblem([_content(), "c"], 1, 0.9), TypeError,
+     r"contents\[1\] must be a CachingContent"),
+    (lambda: C.CachingProblem(_contents(), 1.0, 0.9), TypeError, "capacity must be an integer"),
+    (lambda: C.CachingProblem(_contents(), 3, 0.9), ValueError, r"capacity must be an integer in \[1, 2\]"),
+    (lambda: C.CachingProblem([], 1, 0.9), ValueError, "at least one"),
+    (lambda: C.solve_joint("problem"), TypeError, "problem must be a CachingProblem"),
+    (lambda: C.solve_joint(_problem(), vi_tol=0.0), ValueError, "vi_tol must lie in"),
+    (lambda: C.solve_joint(_problem(), max_iter=0), ValueError, "max_iter must be"),
+    (lambda: C.joint_costs([1, 2]), TypeError, "problem must be a CachingProblem"),
+    (lambda: C.evaluate_joint_policy(_problem(), np.zeros(_problem().n_states)), TypeError,
+     "policy must be an integer array"),
+    (lambda: C.joint_transition_matrix(_problem(), np.zeros(3, dtype=int)), ValueError,
+     "policy must be an integer array of shape"),
+    (lambda: C.whittle_priorities("problem"), TypeError, "problem must be a CachingProblem"),
+    (lambda: C.greedy_priorities(None), TypeError, "problem must be a CachingProblem"),
+    (lambda: C.index_policy(_problem(), np.zeros(3)), TypeError, "priorities must be a tuple"),
+    (lambda: C.index_policy(_problem(), (np.zeros(6), np.zeros(5))), ValueError,
+     "one array of shape"),
+    (lambda: C.CachingDynamics(_problem(), [[0.5, 0]], [[0, 0]]), TypeError,
+     "initial_levels must hold integers"),
+    (lambda: C.simulate_policy(_problem(), C.greedy_priorities(_problem()), initial_levels=[[0, 0]],
+                               initial_cached=[[0, 0]], horizon=0, rng=0), ValueError,
+     "horizon must be an integer"),
+    (lambda: C.simulate_policy(_problem(), C.greedy_priorities(_problem()), initial_levels=[[0, 0]],
+                               initial_cached=[[0, 0]], horizon=5.0, rng=0), TypeError,
+     "horizon must be an integer"),
+    (lambda: C.simulate_policy(_problem(), C.greedy_priorities(_problem()), initial_levels=[[0, 9]],
+                               initial_cached=[[0, 0]], horizon=5, rng=0), ValueError,
+     "initial_levels must lie in"),
+])
+def test_caching_functions_name_a_misuse(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -170,11 +170,11 @@ def test_relaxation_bound_values():
     # (x_2 of source 1 + x_2 of source 2) / 2
     u, alpha = TABLE_ONE.u, TABLE_ONE.alpha
     expected = (u[0] * (1 + alpha[0]) + u[1] * (1 + alpha[1])) / 2
-    assert crawling.relaxation_bound(TABLE_ONE, 1).bound == pytest.approx(expected, rel=1e-12)
-    bounds = [crawling.relaxation_bound(TABLE_ONE, M).bound for M in (1, 2, 3)]
+    assert crawling.crawling_bound(TABLE_ONE, 1).bound == pytest.approx(expected, rel=1e-12)
+    bounds = [crawling.crawling_bound(TABLE_ONE, M).bound for M in (1, 2, 3)]
     assert bounds == sorted(bounds)
     with pytest.raises(ValueError, match="M must lie"):
-        crawling.relaxation_bound(TABLE_ONE, 4)
+        crawling.crawling_bound(TABLE_ONE, 4)
 
 
 @pytest.mark.parametrize("M", [1, 2])
@@ -186,7 +186,7 @@ def test_optimal_crawling_policy_iteration_agrees_with_relative_value_iteration(
     assert rvi.gain == pytest.approx(pi.gain, rel=1e-8)
     optimum = crawling.optimal_crawling(TABLE_ONE, M, 6)
     assert optimum.average_reward == pytest.approx(pi.gain, rel=1e-12)
-    assert optimum.average_reward <= crawling.relaxation_bound(TABLE_ONE, M).bound + 1e-9
+    assert optimum.average_reward <= crawling.crawling_bound(TABLE_ONE, M).bound + 1e-9
 
 
 def test_optimal_crawling_is_non_decreasing_in_the_cap_and_validates():
@@ -258,3 +258,114 @@ def test_new_utilities_do_not_depend_on_the_block_size(base_law, monkeypatch):
         draws.append((crawling.sample_new_utility(model, 50, rng=rng, base_law=base_law).tobytes(),
                       rng.random()))
     assert draws[0] == draws[1] == draws[2]
+
+
+# -- misuses: each public function names the parameter and the value (issue 32) ----------------
+
+_U, _ALPHA = TABLE_ONE.u, TABLE_ONE.alpha
+
+
+@pytest.mark.parametrize("call, error, message", [
+    # the issue's example: alpha = 1.2, u = -1 and x = nan all returned an answer
+    (lambda: crawling.whittle_index(1.0, 1.0, 1.2), ValueError, r"alpha must lie in \(0, 1\), got 1.2"),
+    (lambda: crawling.whittle_index(1.0, -1.0, 0.5), ValueError, r"u must lie in \(0, inf\), got -1.0"),
+    (lambda: crawling.whittle_index(np.nan, 1.0, 0.5), ValueError, "x must lie in .* got nan"),
+    (lambda: crawling.whittle_index(-1.0, 1.0, 0.5), ValueError, "x must lie in"),
+    (lambda: crawling.whittle_index("x", 1.0, 0.5), TypeError, "x must be an array of numbers"),
+    (lambda: crawling.whittle_index(1.0, 1.0, 0.5, C=0.0), ValueError, "C must lie in"),
+    (lambda: crawling.whittle_index([1.0, 2.0, 3.0], [1.0, 2.0], 0.5), ValueError,
+     "do not broadcast"),
+    (lambda: crawling.whittle_index([True], 1.0, 0.5), TypeError, "x must hold numbers"),
+    (lambda: crawling.periods_to_reach(1.0, 1.0, 0.0), ValueError, "alpha must lie in"),
+    (lambda: crawling.visited_states(1.0, 0.5, -1), ValueError, "k must lie in"),
+    (lambda: crawling.visited_states(None, 0.5, 1), TypeError, "u must be an array of numbers"),
+    (lambda: crawling.cycle_reward(0, 1.0, 1.0, 0.5), ValueError, "k must lie in"),
+    (lambda: crawling.cycle_reward(1.5, 1.0, 1.0, 0.5), ValueError, "whole numbers"),
+    (lambda: crawling.cycle_reward(1, np.nan, 1.0, 0.5), ValueError, "lam must lie in"),
+    (lambda: crawling.utility_rate("1", 0.7, 250.0), TypeError, "xi_mean must be an array"),
+    (lambda: crawling.utility_rate(1.0, 0.0, 250.0), ValueError, "mu must lie in"),
+    (lambda: crawling.utility_rate(1.0, 0.7, 250.0, period=[1.0, 2.0]), ValueError,
+     "period must have 0 dimension"),
+    (lambda: crawling.table_one(-25.0), ValueError, "arrival_rate must lie in"),
+    (lambda: crawling.table_one("250"), TypeError, "arrival_rate must be a number"),
+    (lambda: crawling.CrawlingModel([1.0, 1.0], [1.0, 1.0], [1.0, 1.0], cost=[1.0, 1.0, 1.0]),
+     ValueError, "cost must be a number or hold one cost per source"),
+    (lambda: crawling.CrawlingModel([1.0], [1.0], [1.0], period=0.0), ValueError,
+     "period must lie in"),
+    (lambda: crawling.index_by_definition(0, 1.0, 0.5), ValueError, "k must be an integer"),
+    (lambda: crawling.index_by_definition(1.0, 1.0, 0.5), TypeError, "k must be an integer"),
+    (lambda: crawling.index_by_definition(3, 1.0, 0.5, k_max=3), ValueError, "k_max must be"),
+    (lambda: crawling.index_by_definition(1, 1.0, 1.2), ValueError, "alpha must lie in"),
+    (lambda: crawling.visited_state_arm(1.0, 0.5, 1), ValueError, "n_states must be an integer"),
+    (lambda: crawling.visited_state_arm(1.0, 0.5, 2.0), TypeError, "n_states must be an integer"),
+    (lambda: crawling.visited_state_arm("1", 0.5, 3), TypeError, "u must be a number"),
+    (lambda: crawling.crawling_bound("table one", 1), TypeError, "model must be a CrawlingModel"),
+    (lambda: crawling.crawling_bound(TABLE_ONE, 0), ValueError, r"M must lie in \(0, 4\)"),
+    (lambda: crawling.crawling_bound(TABLE_ONE, "1"), TypeError, "M must be a number"),
+    (lambda: crawling.crawling_bound(TABLE_ONE, 1, k_max=0), ValueError, "k_max must be"),
+    (lambda: crawling.crawling_bound(crawling.CrawlingModel([1.0, 1.0], [1.0, 1.0], [1.0, 1.0],
+                                                            cost=[1.0, 2.0]), 1),
+     ValueError, "unit crawling costs"),
+    (lambda: crawling.crawling_mdp(TABLE_ONE, 1.5, 3), TypeError, "M must be an integer"),
+    (lambda: crawling.crawling_mdp(TABLE_ONE, 4, 3), ValueError, r"M must be an integer in \[1, 3\]"),
+    (lambda: crawling.crawling_mdp(TABLE_ONE, 1, 0), ValueError, "age_cap must hold positive"),
+    (lambda: crawling.crawling_mdp(TABLE_ONE, 1, 2.5), TypeError, "age_cap must be an integer"),
+    (lambda: crawling.crawling_mdp(TABLE_ONE, 1, [3, 3]), ValueError, "one cap per source"),
+    (lambda: crawling.deterministic_step(_U, [1, 0, 1, 0], _U, _ALPHA), TypeError,
+     "crawl must be a boolean array"),
+    (lambda: crawling.stochastic_step(_U, np.ones(4, bool), -_U, _ALPHA), ValueError,
+     "new_utility must lie in"),
+    (lambda: crawling.check_base_law(3), TypeError, "base_law must be one of"),
+    (lambda: crawling.check_base_law("pareto"), ValueError, "base_law must be one of"),
+    (lambda: crawling.check_base_law("lomax", "3"), TypeError, "base_shape of the lomax law"),
+    (lambda: crawling.sample_new_utility(TABLE_ONE, 2.5, rng=1), TypeError, "size must be an"),
+    (lambda: crawling.sample_new_utility(TABLE_ONE, 0, rng=1), ValueError, "size must be an"),
+    (lambda: crawling.sample_new_utility(TABLE_ONE, 2, rng="a"), TypeError, "rng must be"),
+    (lambda: crawling.sample_new_utility("model", 2, rng=1), TypeError, "model must be a"),
+    (lambda: crawling.draw_new_utilities(TABLE_ONE, 0, rng=1), ValueError, "n_periods must be"),
+    (lambda: crawling.CrawlingDynamics(TABLE_ONE, stochastic="yes"), TypeError,
+     "stochastic must be True or False"),
+    (lambda: crawling.CrawlingDynamics(TABLE_ONE, x0=-_U), ValueError, "x0 must lie in"),
+    (lambda: crawling.CrawlingDynamics(TABLE_ONE, x0=[1.0, 2.0]), ValueError,
+     "x0 must be a state or one state per source"),
+    (lambda: crawling.CrawlingDynamics(TABLE_ONE, stochastic=True, utilities="U"), TypeError,
+     "utilities must be an array"),
+    (lambda: crawling.stochastic_whittle_index(TABLE_ONE, 4, [1.0, 2.0], rng=1), ValueError,
+     r"source must be an integer in \[0, 3\]"),
+    (lambda: crawling.stochastic_whittle_index(TABLE_ONE, 1.0, [1.0, 2.0], rng=1), TypeError,
+     "source must be an integer"),
+    (lambda: crawling.stochastic_whittle_index(TABLE_ONE, 0, [2.0, 1.0], rng=1), ValueError,
+     "increasing"),
+    (lambda: crawling.stochastic_whittle_index(TABLE_ONE, 0, [1.0, 2.0], rng=1, n_subsidies=1),
+     ValueError, "n_subsidies must be"),
+    (lambda: crawling.ClosedFormIndex([1.0, 2.0], [0.5, 1.0]), ValueError, "alpha must lie in"),
+    (lambda: crawling.ClosedFormIndex.of(TABLE_ONE)(np.ones(3)), ValueError,
+     r"x must have shape \(..., 4\)"),
+    (lambda: crawling.ClosedFormIndex.of("model"), TypeError, "model must be a CrawlingModel"),
+])
+def test_crawling_functions_name_a_misuse(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_closed_form_index_is_whittle_index():
+    # the per-source constants once (portably): the same bits as whittle_index in portable
+    # mode, and within an ulp or two of it in native mode
+    from whittle_lib import arithmetic
+    index = crawling.ClosedFormIndex.of(TABLE_ONE)
+    x = crawling.sample_new_utility(TABLE_ONE, 50, rng=3)
+    with arithmetic.portable():
+        assert index(x).tobytes() == crawling.whittle_index(x, _U, _ALPHA).tobytes()
+    np.testing.assert_allclose(index(x), crawling.whittle_index(x, _U, _ALPHA), rtol=1e-13)
+    assert index.n_sources == 4 and all(c.shape == (4,) for c in index.constants)
+
+
+def test_a_model_is_the_same_model_in_both_arithmetic_modes():
+    # its constants are computed portably whatever the mode
+    from whittle_lib import arithmetic
+    with arithmetic.portable(False):
+        native = crawling.table_one()
+    with arithmetic.portable():
+        portable = crawling.table_one()
+    for name in ("alpha", "u", "u_star"):
+        assert getattr(native, name).tobytes() == getattr(portable, name).tobytes()

@@ -58,10 +58,10 @@ def _reference_run(model, rule, M, n_periods):
                                   policies.ExpectedValueRule(TABLE_ONE),
                                   policies.RoundRobinRule(4, 1)], ids=repr)
 def test_simulator_matches_the_plain_loop_and_the_periodic_average(rule, M):
-    run = policies.simulate(TABLE_ONE, rule, M, 400, record=True)
+    run = policies.simulate_crawling(TABLE_ONE, rule, M, 400, record=True)
     np.testing.assert_allclose(run.rewards, _reference_run(TABLE_ONE, rule, M, 400), rtol=1e-12)
     assert np.all(run.active.sum(axis=1) == M)
-    orbit = policies.periodic_orbit(TABLE_ONE, rule, M)
+    orbit = policies.crawling_orbit(TABLE_ONE, rule, M)
     np.testing.assert_allclose(run.rewards[: orbit.rewards.size], orbit.rewards, rtol=1e-12)
     # the long-run average is the cycle mean; the time average over whole cycles equals it
     start = orbit.transient
@@ -71,10 +71,10 @@ def test_simulator_matches_the_plain_loop_and_the_periodic_average(rule, M):
 
 def test_index_policy_on_table_one_attains_the_relaxation_bound_for_m_1():
     # Sec. VII: with M = 1 the index policy crawls sources 1 and 2 alternately
-    orbit = policies.periodic_orbit(TABLE_ONE, policies.WhittleRule(TABLE_ONE), 1)
+    orbit = policies.crawling_orbit(TABLE_ONE, policies.WhittleRule(TABLE_ONE), 1)
     assert orbit.period == 2
     np.testing.assert_array_equal(orbit.active[orbit.transient:].sum(axis=0), [1, 1, 0, 0])
-    bound = crawling.relaxation_bound(TABLE_ONE, 1).bound
+    bound = crawling.crawling_bound(TABLE_ONE, 1).bound
     assert orbit.average_reward == pytest.approx(bound, rel=1e-12)
 
 
@@ -83,8 +83,8 @@ def test_round_robin_in_the_stochastic_model_earns_its_deterministic_value():
     expected average equals the deterministic one: an exact reference for the stochastic
     simulator."""
     rule = policies.RoundRobinRule(4, 2)
-    exact = policies.periodic_orbit(TABLE_ONE, rule, 2).average_reward
-    run = policies.simulate(TABLE_ONE, rule, 2, 2_000, stochastic=True, replications=6,
+    exact = policies.crawling_orbit(TABLE_ONE, rule, 2).average_reward
+    run = policies.simulate_crawling(TABLE_ONE, rule, 2, 2_000, stochastic=True, replications=6,
                             rng=np.random.default_rng(11))
     averages = run.rewards[4:].mean(axis=0)          # skip the first cycle (start at u)
     standard_error = averages.std(ddof=1) / np.sqrt(averages.size)
@@ -93,17 +93,17 @@ def test_round_robin_in_the_stochastic_model_earns_its_deterministic_value():
 
 def test_simulator_is_reproducible_and_validates():
     rule = policies.WhittleRule(TABLE_ONE)
-    a = policies.simulate(TABLE_ONE, rule, 2, 50, stochastic=True, rng=5).rewards
-    b = policies.simulate(TABLE_ONE, rule, 2, 50, stochastic=True, rng=5).rewards
+    a = policies.simulate_crawling(TABLE_ONE, rule, 2, 50, stochastic=True, rng=5).rewards
+    b = policies.simulate_crawling(TABLE_ONE, rule, 2, 50, stochastic=True, rng=5).rewards
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="n_periods"):
-        policies.simulate(TABLE_ONE, rule, 2, 0)
+        policies.simulate_crawling(TABLE_ONE, rule, 2, 0)
     with pytest.raises(ValueError, match="M must be"):
-        policies.simulate(TABLE_ONE, rule, 5, 10)
+        policies.simulate_crawling(TABLE_ONE, rule, 5, 10)
     with pytest.raises(ValueError, match="stride"):
         policies.RoundRobinRule(4, 0)
     with pytest.raises(ValueError, match="deterministic tie"):
-        policies.periodic_orbit(TABLE_ONE, rule, 1, ties="random")
+        policies.crawling_orbit(TABLE_ONE, rule, 1, ties="random")
 
 
 def test_whittle_rule_uses_the_crawling_costs():
@@ -116,9 +116,9 @@ def test_whittle_rule_uses_the_crawling_costs():
 
 
 def test_round_robin_strides():
-    blocks = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 2), 2, 4, record=True).active
+    blocks = policies.simulate_crawling(TABLE_ONE, policies.RoundRobinRule(4, 2), 2, 4, record=True).active
     np.testing.assert_array_equal(blocks, [[1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1]])
-    sliding = policies.simulate(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4, record=True).active
+    sliding = policies.simulate_crawling(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4, record=True).active
     np.testing.assert_array_equal(sliding, [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]])
 
 
@@ -132,18 +132,18 @@ def test_replayed_utilities_give_the_run_that_draws_them(replications):
     for rule in (policies.WhittleRule(model), policies.ExpectedValueRule(model),
                  policies.RoundRobinRule(4, 1)):
         for M in (1, 2):
-            drawn = policies.simulate(model, rule, M, 300, stochastic=True,
+            drawn = policies.simulate_crawling(model, rule, M, 300, stochastic=True,
                                       replications=replications, rng=np.random.default_rng(9))
-            replayed = policies.simulate(model, rule, M, 300, stochastic=True,
+            replayed = policies.simulate_crawling(model, rule, M, 300, stochastic=True,
                                          replications=replications, utilities=U)
             assert replayed.rewards.tobytes() == drawn.rewards.tobytes()
     with pytest.raises(ValueError, match="longer"):
-        policies.simulate(model, rule, 1, 301, stochastic=True, replications=replications,
+        policies.simulate_crawling(model, rule, 1, 301, stochastic=True, replications=replications,
                           utilities=U)
     with pytest.raises(ValueError, match="stochastic"):
-        policies.simulate(model, rule, 1, 10, replications=replications, utilities=U)
+        policies.simulate_crawling(model, rule, 1, 10, replications=replications, utilities=U)
     with pytest.raises(ValueError, match="utilities must have shape"):
-        policies.simulate(model, rule, 1, 10, stochastic=True, replications=5, utilities=U)
+        policies.simulate_crawling(model, rule, 1, 10, stochastic=True, replications=5, utilities=U)
 
 
 @pytest.mark.parametrize("replications", [None, 1, 3])
@@ -160,11 +160,11 @@ def test_simulate_many_is_simulate_for_each_slot(replications, stochastic):
              policies.RoundRobinRule(5, 2),
              policies.WhittleRule(model)]
     Ms = [1, 2, 1, 3, 2, 0]
-    runs = policies.simulate_many(model, policies.SlotRules(rules), Ms, 120, slots=6,
+    runs = policies.simulate_crawling_many(model, policies.SlotRules(rules), Ms, 120, slots=6,
                                   stochastic=stochastic, replications=replications, rng=4)
     assert len(runs) == 6
     for run, rule, M in zip(runs, rules, Ms):
-        want = policies.simulate(model, rule, M, 120, stochastic=stochastic,
+        want = policies.simulate_crawling(model, rule, M, 120, stochastic=stochastic,
                                  replications=replications, rng=4)
         assert run.rewards.shape == want.rewards.shape
         assert run.rewards.tobytes() == want.rewards.tobytes()
@@ -176,24 +176,24 @@ def test_simulate_many_replays_utilities_and_validates():
     model = TABLE_ONE
     U = crawling.draw_new_utilities(model, 60, 2, rng=np.random.default_rng(3))
     rule = policies.SlotRules([policies.WhittleRule(model), policies.ExpectedValueRule(model)])
-    replayed = policies.simulate_many(model, rule, 2, 60, slots=2, stochastic=True,
+    replayed = policies.simulate_crawling_many(model, rule, 2, 60, slots=2, stochastic=True,
                                       replications=2, utilities=U)
-    drawn = policies.simulate_many(model, rule, 2, 60, slots=2, stochastic=True,
+    drawn = policies.simulate_crawling_many(model, rule, 2, 60, slots=2, stochastic=True,
                                    replications=2, rng=3)
     for a, b in zip(replayed, drawn):
         assert a.rewards.tobytes() == b.rewards.tobytes()
     with pytest.raises(ValueError, match="slots"):
-        policies.simulate_many(model, rule, 1, 10, slots=0)
+        policies.simulate_crawling_many(model, rule, 1, 10, slots=0)
     with pytest.raises(ValueError, match="M must"):
-        policies.simulate_many(model, rule, [1, 2, 1], 10, slots=2)
+        policies.simulate_crawling_many(model, rule, [1, 2, 1], 10, slots=2)
     with pytest.raises(ValueError, match="M must"):
-        policies.simulate_many(model, rule, [1, 5], 10, slots=2)
+        policies.simulate_crawling_many(model, rule, [1, 5], 10, slots=2)
     with pytest.raises(ValueError, match="n_periods"):
-        policies.simulate_many(model, rule, 1, 0, slots=2)
+        policies.simulate_crawling_many(model, rule, 1, 0, slots=2)
     with pytest.raises(ValueError, match="shape"):
-        policies.simulate_many(model, rule, 1, 10, slots=3)
+        policies.simulate_crawling_many(model, rule, 1, 10, slots=3)
     with pytest.raises(ValueError, match="longer"):
-        policies.simulate_many(model, rule, 1, 61, slots=2, stochastic=True, replications=2,
+        policies.simulate_crawling_many(model, rule, 1, 61, slots=2, stochastic=True, replications=2,
                                utilities=U)
     with pytest.raises(ValueError, match="rules"):
         policies.SlotRules([])
@@ -222,3 +222,117 @@ def test_top_m_with_a_budget_per_row_is_top_m_of_each_row(n):
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="nan"):
         rmab._top_m_rows(np.full((2, n), np.nan), np.array([1, 1]))
+
+
+# -- one loop: the single run keeps the bits of the core's simulator it used to go through ------
+
+def _former_simulate(model, rule, M, n_periods, *, stochastic=False, replications=None,
+                     ties="lowest", record=False, rng=None, x0=None):
+    """The single run as it was before issue 32: the core's simulator on CrawlingDynamics."""
+    from whittle_lib import rmab
+    dynamics = crawling.CrawlingDynamics(model, x0, stochastic)
+    return rmab.simulate(dynamics, lambda state, t: rule(state.x, state.age, t), M, n_periods,
+                         replications=replications, activation="exactly", ties=ties,
+                         record=record, rng=rng)
+
+
+@pytest.mark.parametrize("replications", [None, 3])
+@pytest.mark.parametrize("stochastic", [False, True])
+@pytest.mark.parametrize("ties", ["lowest", "random"])
+def test_the_single_run_keeps_the_bits_of_the_core_simulator(replications, stochastic, ties):
+    # simulate_crawling is simulate_crawling_many's loop without a slot axis; every reward,
+    # state and decision is what rmab.simulate gave on the crawling dynamics, generator
+    # draws included (random ties first, then the arrivals)
+    model = crawling.CrawlingModel(xi_mean=[1.0, 0.7, 0.2, 0.08, 0.5],
+                                   mu=[0.7, 0.6, 0.5, 0.4, 0.9], arrival_rate=[25.0] * 5)
+    for rule in (policies.WhittleRule(model), policies.ExpectedValueRule(model),
+                 policies.RoundRobinRule(5, 2), policies.CurrentValueRule(),
+                 lambda x, age, t: np.floor(np.asarray(x) / 10.0)):       # many ties
+        for M in (0, 2, 5):
+            got = policies.simulate_crawling(model, rule, M, 80, stochastic=stochastic,
+                                             replications=replications, ties=ties, record=True,
+                                             rng=np.random.default_rng(6))
+            want = _former_simulate(model, rule, M, 80, stochastic=stochastic,
+                                    replications=replications, ties=ties, record=True,
+                                    rng=np.random.default_rng(6))
+            for field in ("rewards", "states", "active"):
+                a, b = getattr(got, field), getattr(want, field)
+                assert a.shape == b.shape and a.tobytes() == b.tobytes(), (rule, M, field)
+
+
+def test_the_crawling_simulators_crawl_exactly_m_sources():
+    # the crawling model's constraint (eq. 5): M sources every period, whatever the sign of
+    # the priorities (a priority of 0 is crawled when it is among the M highest)
+    only_first = lambda x, age, t: np.array([1.0, 0.0, 0.0, 0.0])          # noqa: E731
+    run = policies.simulate_crawling(TABLE_ONE, only_first, 2, 20, record=True)
+    assert np.all(run.active.sum(axis=1) == 2)
+    orbit = policies.crawling_orbit(TABLE_ONE, only_first, 2)
+    assert np.all(orbit.active.sum(axis=1) == 2)
+    # and a rule's priority of one row serves every replication
+    run = policies.simulate_crawling(TABLE_ONE, only_first, 1, 20, stochastic=True,
+                                     replications=3, record=True, rng=1)
+    assert np.all(run.active[..., 0])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: policies.simulate_crawling("model", policies.CurrentValueRule(), 1, 10), TypeError,
+     "model must be a CrawlingModel"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, [1.0, 2.0], 1, 10), TypeError,
+     "rule must be a callable"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1.0, 10),
+     TypeError, "M must be an integer"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 5, 10),
+     ValueError, r"M must be an integer in \[0, N=4\], got 5"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 0),
+     ValueError, "n_periods must be an integer"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 10,
+                                        replications=0), ValueError, "replications must be"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 10,
+                                        ties="highest"), ValueError, "ties must be one of"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 10,
+                                        ties="random"), ValueError,
+     "rng is required with ties='random'"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 10,
+                                        record="yes"), TypeError, "record must be True or False"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, policies.CurrentValueRule(), 1, 10, rng=1.5),
+     TypeError, "rng must be a numpy.random.Generator"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, lambda x, a, t: np.ones(3), 1, 10),
+     ValueError, r"priorities of shape \(4,\)"),
+    (lambda: policies.simulate_crawling(TABLE_ONE, lambda x, a, t: np.where(t == 3, np.nan, x), 1,
+                                        10), ValueError, "source 0 in state .* is nan \\(period 3"),
+    (lambda: policies.simulate_crawling_many(TABLE_ONE, policies.CurrentValueRule(), 1, 10,
+                                             slots=1.5), TypeError, "slots must be an integer"),
+    (lambda: policies.simulate_crawling_many(TABLE_ONE, policies.CurrentValueRule(), "12", 10,
+                                             slots=2), TypeError, "M must be an integer"),
+    (lambda: policies.crawling_orbit(TABLE_ONE, policies.CurrentValueRule(), 1, ties="random"),
+     ValueError, "deterministic tie rule"),
+    (lambda: policies.crawling_orbit(TABLE_ONE, policies.CurrentValueRule(), 1, max_periods=0),
+     ValueError, "max_periods must be"),
+    (lambda: policies.crawling_orbit(TABLE_ONE, "whittle", 1), TypeError,
+     "rule must be a callable"),
+    (lambda: policies.RoundRobinRule(4.0, 1), TypeError, "n_sources must be an integer"),
+    (lambda: policies.RoundRobinRule(4, 0), ValueError, "stride must be an integer"),
+    (lambda: policies.SlotRules("rules"), TypeError, "rules must be a list of callables"),
+    (lambda: policies.SlotRules([policies.CurrentValueRule(), 1.0]), TypeError,
+     r"rules\[1\] must be a callable"),
+    (lambda: policies.WhittleRule("model"), TypeError, "model must be a CrawlingModel"),
+    (lambda: policies.ExpectedValueRule(None), TypeError, "model must be a CrawlingModel"),
+])
+def test_crawling_policies_name_a_misuse(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_rule_built_outside_portable_mode_gives_the_portable_bits_inside():
+    # rules compute their constants portably when built: only the work of each call follows
+    # the mode (whittle_lib.arithmetic)
+    from whittle_lib import arithmetic
+    rule = policies.WhittleRule(TABLE_ONE)
+    x = crawling.sample_new_utility(TABLE_ONE, 30, rng=2)
+    with arithmetic.portable():
+        inside = policies.WhittleRule(TABLE_ONE)(x, None, 0)
+        assert rule(x, None, 0).tobytes() == inside.tobytes()
+        expected = policies.ExpectedValueRule(TABLE_ONE)(None, np.array([1.0, 2.5, 3.0, 2e3]), 0)
+    late = policies.ExpectedValueRule(TABLE_ONE)
+    with arithmetic.portable():
+        assert late(None, np.array([1.0, 2.5, 3.0, 2e3]), 0).tobytes() == expected.tobytes()

@@ -119,3 +119,27 @@ def test_import_loads_no_matplotlib_and_submodules_load_on_use():
     assert out.returncode == 0, out.stderr
     # the submodules and the re-exported core names (issue 25) are both public
     assert out.stdout.strip() == "['arms', 'indices', 'mdp', 'relaxation_bound']"
+
+
+def test_conda_users_leave_out_rfc3987_syntax_as_make_venv_does():
+    """make venv uninstalls rfc3987-syntax (its import-time grammar costs 1.1 s a process);
+    environment.yml lists no such package and tells conda users the same step."""
+    makefile = (ROOT / "Makefile").read_text()
+    yml = (ROOT / "environment.yml").read_text()
+    assert "pip uninstall --quiet --yes rfc3987-syntax" in makefile
+    assert "rfc3987" not in "".join(_environment_yml())
+    header = "".join(line for line in yml.splitlines(keepends=True) if line.startswith("#"))
+    assert "conda remove -n whittle-lib --force --yes rfc3987-syntax" in header
+
+
+def test_the_aarch64_check_is_part_of_the_checkout():
+    """make test-aarch64 runs a script of the repository, not one beside the checkout."""
+    import subprocess
+
+    default = re.search(r"^AARCH64_FINGERPRINT \?= (\S+)$", (ROOT / "Makefile").read_text(),
+                        re.M).group(1)
+    script = ROOT / default
+    assert default == "tests/aarch64_fingerprint.sh" and script.is_file()
+    assert script.stat().st_mode & 0o111                       # executable
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0   # it parses
+    assert "tests/portable_fingerprint.py" in script.read_text()

@@ -4,14 +4,21 @@ References: a direct inverse for the Sherman-Morrison recursion, batch means for
 averages, a finite-difference gradient of log p for the score (8); invariants of a run.
 """
 
+import math
+import re
+import warnings
+
 import numpy as np
 import pytest
 
+from whittle_lib import arithmetic as fp
 from whittle_lib.models import crawling
-from whittle_lib.learning import (LSPESettings, activation_probability, run_lspe,
+from whittle_lib.models.crawling import deterministic_step, sample_new_utility, stochastic_step
+from whittle_lib.learning import (LSPEResult, LSPESettings, activation_probability, run_lspe,
                                   running_average, score, sherman_morrison_average, step_sizes,
                                   threshold_basis, thresholds, tikhonov_condition_bound,
                                   tikhonov_solve, value_features)
+from whittle_lib.learning.lspe import _initial_q
 
 MODEL = crawling.table_one()
 
@@ -133,25 +140,78 @@ def test_step_sizes_of_the_paper():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(kappa=0.0), "kappa must be a positive finite number, got 0.0"),
-    (dict(step_constant=1.0), "step_constant must lie in"),
-    (dict(n_steps=0), "n_steps must be a positive integer"),
+    (dict(kappa=0.0), "kappa must lie in (0, inf), got 0.0"),
+    (dict(step_constant=1.0), "step_constant must lie in (0, 1), got 1.0"),
+    (dict(n_steps=0), "n_steps must be an integer >= 1, got 0"),
     (dict(action="top"), "action must be one of"),
     (dict(dynamics="noisy"), "dynamics must be one of"),
     (dict(reward="sum"), "reward must be one of"),
     (dict(q0=(1.0, 2.0)), "q0 must be three finite numbers"),
-    (dict(delta=float("nan")), "delta must be a positive finite number"),
+    (dict(q0=(1.0, 2.0, float("inf"))), "q0 must lie in"),
+    (dict(delta=float("nan")), "delta must lie in (0, inf), got nan"),
 ])
 def test_settings_validation(kwargs, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        LSPESettings(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(kappa="2"), "kappa must be a number, got str"),
+    (dict(n_steps=10.0), "n_steps must be an integer, got float"),
+    (dict(record_every=True), "record_every must be an integer, got bool"),
+    (dict(project=1), "project must be True or False"),
+    (dict(action=None), "action must be one of"),
+    (dict(q0=("a", "b", "c")), "q0 must be an array of numbers"),
+])
+def test_settings_of_the_wrong_type(kwargs, message):
+    with pytest.raises(TypeError, match=message):
         LSPESettings(**kwargs)
 
 
 def test_run_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="model must be a CrawlingModel"):
+    # the scheme is the crawling model's by design: another model is refused by type, with
+    # the way to the generic scheme
+    from whittle_lib.builders import wear_repair_arm
+    with pytest.raises(TypeError, match="model must be a CrawlingModel, got str"):
         run_lspe("table one", LSPESettings(n_steps=5), rng=0)
+    with pytest.raises(TypeError, match="learn_whittle_index"):
+        run_lspe(wear_repair_arm(4, wear=0.3, repair_cost=0.5), LSPESettings(n_steps=5), rng=0)
+    with pytest.raises(TypeError, match="settings must be LSPESettings, got dict"):
+        run_lspe(MODEL, {"kappa": 2.0}, rng=0)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        run_lspe(MODEL, LSPESettings(n_steps=5), rng=1.5)
     with pytest.raises(ValueError, match="step must lie in"):
         sherman_morrison_average(np.eye(2), np.ones(2), 1.0)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: threshold_basis("x"), TypeError, "x must be an array of numbers"),
+    (lambda: threshold_basis(3.0), ValueError, "shape \\(..., N\\)"),
+    (lambda: threshold_basis([1.0, np.nan]), ValueError, "x must lie in"),
+    (lambda: thresholds(np.ones((3, 3)), [1.0, 2.0]), ValueError, "q must have shape"),
+    (lambda: thresholds(np.ones((2, 3)), [1.0, 2.0], lower=[1.0]), ValueError,
+     "lower must have shape"),
+    (lambda: activation_probability([1.0], [1.0], 0.0), ValueError, "kappa must lie in"),
+    (lambda: activation_probability([1.0], None, 1.0), TypeError, "t must be an array"),
+    (lambda: score([1.0, 2.0], [1.0, 2.0], 1.0, [1, 0]), TypeError, "active must be a boolean"),
+    (lambda: score([1.0, 2.0], [1.0], 1.0, [True, False]), ValueError, "one shape"),
+    (lambda: value_features([np.inf]), ValueError, "x must lie in"),
+    (lambda: running_average(1.0, 2.0, 0.0), ValueError, "step must lie in"),
+    (lambda: running_average(np.ones(2), np.ones(3), 0.5), ValueError, "must broadcast"),
+    (lambda: sherman_morrison_average(np.eye(2), np.ones(3), 0.5), ValueError, "inverse must"),
+    (lambda: sherman_morrison_average(np.eye(2), np.ones(2), "0.5"), TypeError, "step must be"),
+    (lambda: tikhonov_solve(np.ones((2, 3)), np.ones(2), 1.0), ValueError, "B must be a square"),
+    (lambda: tikhonov_solve(np.eye(2), np.ones(3), 1.0), ValueError, "y must have shape"),
+    (lambda: tikhonov_condition_bound(np.eye(2), -1.0), ValueError, "delta must lie in"),
+    (lambda: tikhonov_condition_bound(np.eye(2), None), TypeError, "delta must be a number"),
+    (lambda: step_sizes([0, 1.5], 0.5), ValueError, "whole numbers"),
+    (lambda: step_sizes([-1], 0.5), ValueError, "n must lie in"),
+    (lambda: step_sizes([0], 0.0), ValueError, "c must lie in"),
+    (lambda: step_sizes([0], 0.5, b_power="2/3"), TypeError, "b_power must be a number"),
+])
+def test_the_pieces_of_the_scheme_name_a_misuse(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
 
 
 def test_short_run_is_reproducible_and_consistent():
@@ -243,6 +303,28 @@ def test_stacked_runs_equal_single_runs_bit_for_bit():
         _fields_equal(run_lspe(MODEL, s, rng=seed), b)
 
 
+def test_a_single_run_keeps_the_bits_of_the_former_single_run_loop():
+    # run_lspe is now a stack of one (the one implementation, issue 32): every field of the
+    # result must be the plain loop's, bit for bit, for every per-run option and both solves,
+    # a breakdown and in both arithmetic modes (the two loops in the same mode).
+    from dataclasses import replace
+    base = LSPESettings(n_steps=1200, record_every=7)
+    cases = [base, replace(base, action="sample"), replace(base, kappa=0.5),
+             replace(base, action="sample", reward="state", dynamics="deterministic"),
+             replace(base, project=False), replace(base, step_constant=0.9, feature_scale=50.0),
+             replace(base, regularise=False), replace(base, regularise=False, project=False)]
+    for portable in (True, False):
+        with fp.portable(portable):
+            for k, settings in enumerate(cases):
+                _fields_equal(run_lspe(MODEL, settings, rng=k),
+                              _reference_run_lspe(MODEL, settings, rng=k))
+            broken = replace(base, feature_scale=1.0)
+            with pytest.warns(RuntimeWarning):
+                want = _reference_run_lspe(MODEL, broken, rng=3)
+            with pytest.warns(RuntimeWarning, match="condition number bound"):
+                _fields_equal(run_lspe(MODEL, broken, rng=3), want)
+
+
 def test_stacked_solve_equals_the_portable_single_solve():
     from whittle_lib import _portable as fp
     from whittle_lib.learning.lspe import _solve_spd_rows
@@ -260,11 +342,122 @@ def test_stacked_solve_equals_the_portable_single_solve():
 def test_stacked_runs_reject_bad_arguments():
     from whittle_lib.learning import run_lspe_many
     assert run_lspe_many(MODEL, [], []) == []
-    with pytest.raises(ValueError, match="model must be a CrawlingModel"):
+    with pytest.raises(TypeError, match="model must be a CrawlingModel"):
         run_lspe_many("table one", [LSPESettings()], [0])
     with pytest.raises(ValueError, match="same length"):
         run_lspe_many(MODEL, [LSPESettings()], [0, 1])
-    with pytest.raises(ValueError, match="settings must hold LSPESettings"):
+    with pytest.raises(TypeError, match="settings must be LSPESettings, got dict"):
         run_lspe_many(MODEL, [{"kappa": 2.0}], [0])
+    with pytest.raises(TypeError, match="settings must be a list of LSPESettings"):
+        run_lspe_many(MODEL, LSPESettings(), [0])
+    with pytest.raises(TypeError, match="rngs must be a list"):
+        run_lspe_many(MODEL, [LSPESettings()], 0)
     with pytest.raises(ValueError, match="must share n_steps"):
         run_lspe_many(MODEL, [LSPESettings(n_steps=10), LSPESettings(n_steps=20)], [0, 1])
+
+
+# -- the single-run loop of before issue 32, kept as the reference of run_lspe's bits ----------
+
+def _stopped_warnings(s, breakdown_at, diverged_at):
+    if breakdown_at is not None:
+        warnings.warn("LSPE stopped: condition number bound", RuntimeWarning)
+    if diverged_at is not None:
+        warnings.warn("LSPE diverged", RuntimeWarning)
+
+
+def _reference_run_lspe(model, settings, *, rng):
+    """``run_lspe`` as it was written for one run before it became a stack of one (issue 32):
+    the plain loop over the public pieces, whose bits the stacked loop must keep."""
+    rng = np.random.default_rng(rng)
+    s = settings
+    n_src, n_steps = model.n_sources, int(s.n_steps)
+    u, alpha, u_star = model.u, model.alpha, model.u_star
+    lower, upper = (u, u_star) if s.project else (None, None)
+    kappa = np.full(n_src, float(s.kappa))
+    a_step, b_step = step_sizes(np.arange(n_steps), s.step_constant)
+
+    q = _initial_q(model, s)
+    x = u.copy()                                     # just crawled
+    unit = float(s.feature_scale)
+    ell = value_features(x).size
+    r = np.zeros(ell)
+    eta = 0.0
+    B = s.epsilon * np.eye(ell)
+    B_inv = np.eye(ell) / s.epsilon
+    A = np.zeros((ell, ell))
+    bvec = np.zeros(ell)
+
+    rewards = np.full(n_steps, np.nan)
+    n_active = np.full(n_steps, -1, dtype=int)
+    rec_steps = np.arange(0, n_steps, int(s.record_every))
+    q_hist = np.full((rec_steps.size, n_src, 3), np.nan)
+    t_hist = np.full((rec_steps.size, n_src), np.nan)
+    r_hist = np.full(rec_steps.size, np.nan)
+    x_hist = np.full((rec_steps.size, n_src), np.nan)
+    chunk = 1000
+    new_utility = None
+    diverged_at = None
+    phi = value_features(x / unit)
+
+    limit = 1.0 / np.finfo(float).eps                  # breakdown of the regularised solve
+    breakdown_at = None
+    max_bound = 0.0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for n in range(n_steps):
+            psi = threshold_basis(x / unit)
+            t = fp.dot(q, psi)
+            if s.project:
+                t = np.clip(t, lower, upper)
+            if s.action == "threshold":
+                active = x >= t
+            else:
+                active = rng.random(n_src) < activation_probability(x, t, kappa)
+            collected = float(x[active].sum())
+            rewards[n], n_active[n] = collected, int(active.sum())
+            if n % s.record_every == 0:
+                k = n // s.record_every
+                q_hist[k], t_hist[k], x_hist[k], r_hist[k] = q, t, x, np.abs(r).max()
+            if s.dynamics == "stochastic":
+                if n % chunk == 0:
+                    new_utility = sample_new_utility(model, min(chunk, n_steps - n), rng=rng)
+                x_next = stochastic_step(x, active, new_utility[n % chunk], alpha)
+            else:
+                x_next = deterministic_step(x, active, u, alpha)
+            g = collected if s.reward == "collected" else float(x.sum())
+            phi_next = value_features(x_next / unit)
+
+            # averages of Section IV with step b(n); b uses eta(n), before its update
+            b_n = b_step[n]
+            bvec = running_average(bvec, phi * (g - eta), b_n)
+            eta = eta + b_n * (g - eta)
+            A = running_average(A, np.outer(phi, phi_next - phi), b_n)     # corrected A
+            rhs = fp.matvec(A, r) + bvec
+            if s.regularise:
+                B = running_average(B, np.outer(phi, phi), b_n)
+                bound = float(tikhonov_condition_bound(B, s.delta))
+                max_bound = max(max_bound, bound)
+                if not bound < limit:
+                    breakdown_at = n
+                    break
+                direction = tikhonov_solve(B, rhs, s.delta)
+            else:
+                B_inv = sherman_morrison_average(B_inv, phi, b_n)
+                direction = fp.matvec(B_inv, rhs)
+            value_next = float(fp.dot(r, phi_next))                        # r(n) in (9)
+            q = q + a_step[n] * score(x, t, kappa, active, basis=psi) * value_next
+            r = r + s.gamma * direction
+            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(r))
+                    and np.all(np.isfinite(B_inv))):
+                diverged_at = n
+                break
+            x, phi = x_next, phi_next
+
+    with np.errstate(all="ignore"):
+        finite = np.all(np.isfinite(B if s.regularise else B_inv))
+        condition = float(np.linalg.cond(B if s.regularise else B_inv)) if finite else math.nan
+    _stopped_warnings(s, breakdown_at, diverged_at)
+    return LSPEResult(rewards=rewards, n_active=n_active, q=q_hist, steps=rec_steps,
+                      threshold_history=t_hist, state_history=x_hist, r_norm=r_hist, r=r,
+                      condition=condition, eta=float(eta), diverged_at=diverged_at,
+                      breakdown_at=breakdown_at,
+                      condition_bound=max_bound if s.regularise else math.nan, settings=s)

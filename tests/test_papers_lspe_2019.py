@@ -181,7 +181,7 @@ def test_simulate_whittle_is_the_policy_simulation_and_its_notes_name_the_runs()
     ws = paper.simulate_whittle(model, 200, 3, rng=7)
     # the same stream through the policy simulator directly: the same mean
     from whittle_lib.models import crawling_policies as policies
-    direct = policies.simulate(model, policies.WhittleRule(model), 1, 200, stochastic=True,
+    direct = policies.simulate_crawling(model, policies.WhittleRule(model), 1, 200, stochastic=True,
                                replications=3, rng=np.random.default_rng(7))
     assert ws.mean == pytest.approx(float(np.mean(direct.average_reward)), rel=1e-12)
     assert (ws.replications, ws.n_steps) == (3, 200) and "±" in str(ws)

@@ -88,8 +88,8 @@ def test_printed_greedy_reading_is_the_library_greedy_rule():
     # exact orbits coincide (an independent implementation of the same priority)
     rule = B.greedy_readings(MODEL)[0].rule
     for M in (1, 2):
-        a = P.periodic_orbit(MODEL, rule, M).average_reward
-        b = P.periodic_orbit(MODEL, P.ExpectedValueRule(MODEL), M).average_reward
+        a = P.crawling_orbit(MODEL, rule, M).average_reward
+        b = P.crawling_orbit(MODEL, P.ExpectedValueRule(MODEL), M).average_reward
         assert a == pytest.approx(b, rel=1e-12)   # same schedule: equal up to summation order
 
 
@@ -112,16 +112,16 @@ def test_utility_variance_matches_monte_carlo():
 
 
 def test_schedule_run_sd_matches_simulation_of_round_robin():
-    orbit = P.periodic_orbit(MODEL, P.RoundRobinRule(4, 1), 1)
+    orbit = P.crawling_orbit(MODEL, P.RoundRobinRule(4, 1), 1)
     n, R = 200, 300
-    sim = P.simulate(MODEL, P.RoundRobinRule(4, 1), 1, n, stochastic=True, replications=R, rng=5)
+    sim = P.simulate_crawling(MODEL, P.RoundRobinRule(4, 1), 1, n, stochastic=True, replications=R, rng=5)
     sd = B.schedule_run_sd(MODEL, orbit, n)
     # sd of R = 300 runs: relative se ~ 1/sqrt(2R) = 4 %; the start at u adds O(1/n); 15 % is
     # over 3 se
     assert sim.average_reward.std(ddof=1) == pytest.approx(sd, rel=0.15)
     # and the mean of a fixed schedule is the deterministic orbit's (linearity): compare with
     # the deterministic run over the same 200 periods from u (the start is not the orbit), 4 se
-    det = P.simulate(MODEL, P.RoundRobinRule(4, 1), 1, n).average_reward
+    det = P.simulate_crawling(MODEL, P.RoundRobinRule(4, 1), 1, n).average_reward
     assert abs(sim.average_reward.mean() - det) < 4 * sd / np.sqrt(R)
 
 
@@ -131,7 +131,7 @@ def test_one_run_tolerance_is_the_rule_written_in_the_expected_table():
     for M in (1, 2):
         for name, rule in (("Round Robin", P.RoundRobinRule(4, 1)),
                            ("Greedy", P.ExpectedValueRule(MODEL))):
-            orbit = P.periodic_orbit(MODEL, rule, M)
+            orbit = P.crawling_orbit(MODEL, rule, M)
             tol = B.one_run_tolerance(B.schedule_run_sd(MODEL, orbit, 10_000), 8)
             assert float(rows[f"policy={name};M={M}"]["tolerance"]) == float(f"{tol:.3g}")
 
@@ -144,7 +144,7 @@ def test_one_run_tolerance_rejects_bad_input():
 
 
 def test_evaluation_on_common_arrivals_is_simulate_for_one_slot():
-    want = P.simulate(MODEL, P.WhittleRule(MODEL), 2, 150, stochastic=True, rng=9).average_reward
+    want = P.simulate_crawling(MODEL, P.WhittleRule(MODEL), 2, 150, stochastic=True, rng=9).average_reward
     got = B.evaluate_on_common_arrivals(MODEL, P.WhittleRule(MODEL), 2, 150, slots=1, rng=9)
     assert got.shape == (1,) and got[0] == want          # the same draws, the same operations
     two = B.evaluate_on_common_arrivals(MODEL, B.StatePriorityRule(np.ones((2, 4))), 1, 50,
@@ -443,10 +443,10 @@ def test_simulate_table_two_is_each_policy_simulated_alone(small_learning):
                  LearnedIndexRule(problem, state.y[0])}
     for M in (1, 2):
         for name, rule in rules.items():
-            want = P.simulate(MODEL, rule, M, T, stochastic=True, replications=R,
+            want = P.simulate_crawling(MODEL, rule, M, T, stochastic=True, replications=R,
                               rng=np.random.default_rng(seed)).average_reward
             assert table.runs[name, M].tobytes() == want.tobytes(), (name, M)
-        rewards = [P.simulate(MODEL, B.StatePriorityRule(w), M, T, stochastic=True,
+        rewards = [P.simulate_crawling(MODEL, B.StatePriorityRule(w), M, T, stochastic=True,
                               rng=np.random.default_rng(seed)).rewards
                    for w in (np.ones(4), 1 / MODEL.mu)]
         # the (T, 2) rewards of the two readings, averaged over time as the stacked loop did
@@ -557,7 +557,7 @@ def test_extension_rewards_are_simulate_for_the_formula_continuations():
     assert got.shape == (2, 3, 3)
     for k, rule in enumerate((P.WhittleRule(MODEL), B.PrintedIndexRule(MODEL))):
         for c, M in enumerate((1, 2)):
-            want = P.simulate(MODEL, rule, M, 200, stochastic=True, replications=3, rng=7).average_reward
+            want = P.simulate_crawling(MODEL, rule, M, 200, stochastic=True, replications=3, rng=7).average_reward
             # sums of the same rewards in another order: rounding only
             np.testing.assert_allclose(got[c, k], want, rtol=1e-13)
     # always crawling a restarted source below u wastes crawls: it earns less

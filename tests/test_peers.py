@@ -38,7 +38,9 @@ def test_round_trips_are_exact(seed):
 
 
 def test_markovianbandit_computes_our_whittle_and_gittins_indices():
-    from markovianbandit import RestlessBandit
+    RestlessBandit = pytest.importorskip(
+        "markovianbandit", reason="markovianbandit-pkg (the [crosscheck] extra) is not "
+        "installed").RestlessBandit
 
     for seed in range(5):
         arm = _random_arm(7, seed)
@@ -56,7 +58,9 @@ def test_markovianbandit_computes_our_whittle_and_gittins_indices():
 def test_pymdptoolbox_solves_the_converted_arm_as_we_do():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pymdptoolbox 4.0b3 imports with deprecated NumPy
-        from mdptoolbox.mdp import PolicyIteration
+        PolicyIteration = pytest.importorskip(
+            "mdptoolbox.mdp", reason="pymdptoolbox (the [crosscheck] extra) is not "
+            "installed").PolicyIteration
     for seed in range(5):
         arm = _random_arm(6, seed)
         P, R = arms.to_mdptoolbox(arm)
@@ -83,7 +87,8 @@ def test_pymdptoolbox_transition_rewards_become_expected_rewards():
 
 
 def test_quantecon_solves_the_converted_arm_as_we_do():
-    from quantecon.markov import DiscreteDP
+    DiscreteDP = pytest.importorskip(
+        "quantecon.markov", reason="quantecon is not installed").DiscreteDP
 
     for seed in range(5):
         arm = _random_arm(6, seed)
@@ -96,9 +101,10 @@ def test_quantecon_solves_the_converted_arm_as_we_do():
 
 @pytest.mark.parametrize("convert, args, message", [
     (arms.from_markovianbandit, (np.ones((3, 3, 3)) / 3, np.zeros((3, 2))),
-     "transitions must have 2 actions"),
+     r"transitions has shape \(3, 3, 3\) and rewards has shape \(3, 2\), which is neither "
+     r"layout: markovianbandit's layout is transitions\[s, a, s'\] of shape \(n, 2, n\)"),
     (arms.from_mdptoolbox, (np.ones((2, 3, 3)) / 3, np.zeros((2, 3, 2))),
-     r"R\[a, s, s'\] must have P's shape"),
+     r"R has shape \(2, 3, 2\), which is neither layout: .*R\[a, s, s'\] of shape"),
     (arms.from_quantecon, (np.array([[0.0, -np.inf]] * 2), np.ones((2, 2, 2)) / 2),
      "R must be finite"),
 ])

@@ -160,3 +160,129 @@ def test_an_undetermined_reading_makes_the_claim_depend():
     row = cmp.row("Lemma 2", "grid", "monotone")
     assert row.status == "claim-depends"
     assert "fails under 1 (8 runs), undetermined under 1 (4 runs)." in row.note
+
+
+# ---- rows computed under other parameters carry them (issue 31, item 4) ----------------------
+
+PARAMETERS_CELL = """\
+mu: float = 1.0             # > 0: the rate
+K_policy: int = 5           # in [2, inf): buffer of the policy figures
+sizes: list[int] = [5, 20]  # in [2, inf): buffers
+"""
+
+
+def _params(tmp_path, monkeypatch, **values):
+    """The checked parameters of a scratch notebook ``99_demo`` with these values."""
+    import nbformat
+
+    from replication.params import check_parameters
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(PARAMETERS_CELL, metadata={"tags": ["parameters"]})]
+    (tmp_path / "notebooks").mkdir(exist_ok=True)
+    (tmp_path / "data" / "expected").mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, tmp_path / "notebooks" / "99_demo.ipynb")
+    monkeypatch.setenv("WHITTLE_PROJECT_ROOT", str(tmp_path))
+    return check_parameters("99_demo", {"mu": 1.0, "K_policy": 5, "sizes": [5, 20], **values})
+
+
+def test_rows_under_changed_parameters_carry_them_in_their_setting(tmp_path, monkeypatch):
+    params = _params(tmp_path, monkeypatch, K_policy=10, sizes=[5, 10])
+    cmp = R.Comparison("99_demo", expected=_expected(), params=params,
+                       depends={"Table 1": ["K_policy"], "Lemma 2": ()})
+    assert not cmp.paper_settings                   # a run with other parameters
+    cmp.number("Table 1", "K=5", "C_s", 0.41)       # no diagnosis needed under K_policy=10
+    cmp.claim("Lemma 2", "grid", "monotone", True, "no counterexample")
+    cmp.new("Extra", "", "x", 1.5, "ours")           # not declared: every changed parameter
+    row = cmp.row("Table 1", "K=5", "C_s")           # read back by the key it was recorded under
+    assert (row.setting, row.status) == ("K=5;params=K_policy=10", "deviates")
+    assert row.note == ("5 decimals DEVIATES: computed with other parameters than the paper's. "
+                        "Computed with K_policy=10 (default 5): not the paper's setting.")
+    assert [r.setting for r in cmp.rows] == ["K=5;params=K_policy=10", "grid",
+                                             "params=K_policy=10,sizes=[5,10]"]
+    assert cmp.row("Lemma 2", "grid", "monotone").note == "claim no counterexample"
+    # the reference row of the same computation is found again
+    assert R.paper_key(cmp.rows[0]) == ("Table 1", "K=5", "C_s")
+    assert R.split_run_setting(cmp.rows[2].setting) == ("", "K_policy=10,sizes=[5,10]")
+
+
+def test_a_row_that_already_names_a_parameter_is_not_labelled_twice(tmp_path, monkeypatch):
+    params = _params(tmp_path, monkeypatch, mu=0.5, K_policy=10)
+    cmp = R.Comparison("99_demo", expected=[], params=params, depends={"*": ["mu"]})
+    cmp.new("Table 1", "lambda=0.1;mu=0.5", "C", 1.0, "ours")   # the notebook wrote mu itself
+    cmp.new("Table 1", "lambda=0.1", "C", 1.0, "ours")
+    assert [r.setting for r in cmp.rows] == ["lambda=0.1;mu=0.5", "lambda=0.1;params=mu=0.5"]
+
+
+def test_at_the_defaults_nothing_is_relabelled(tmp_path, monkeypatch):
+    params = _params(tmp_path, monkeypatch)
+    cmp = R.Comparison("99_demo", expected=_expected(), params=params)
+    assert cmp.paper_settings
+    cmp.number("Table 1", "K=5", "C_s", 0.4)
+    assert cmp.rows[0].setting == "K=5" and cmp.rows[0].note == "5 decimals"
+    with pytest.raises(ValueError, match="needs a diagnosis"):   # the paper's setting: diagnose
+        cmp.number("Table 1", "K=5", "N_s", 11)
+
+
+def test_depends_names_only_parameters(tmp_path, monkeypatch):
+    params = _params(tmp_path, monkeypatch)
+    with pytest.raises(ValueError, match=r"depends\['Table 1'\] names \['K'\], which are not "
+                                         r"parameters of 99_demo \(mu, K_policy, sizes\)"):
+        R.Comparison("99_demo", expected=[], params=params, depends={"Table 1": ["K"]})
+
+
+def test_without_params_the_runners_parameters_label_the_rows(monkeypatch):
+    # what python -m replication.run sets for the kernel of a run with -p K_policy 10
+    monkeypatch.setenv(R.RUN_PARAMETERS_ENV, '{"values": {"K_policy": 10}, '
+                                             '"defaults": {"K_policy": 5}}')
+    cmp = R.Comparison("demo", expected=_expected(), paper_settings=False)
+    cmp.number("Table 1", "K=5", "C_s", 0.4)
+    assert cmp.rows[0].setting == "K=5;params=K_policy=10"
+    assert cmp.rows[0].status == "reproduced"        # still within the paper's tolerance
+    monkeypatch.delenv(R.RUN_PARAMETERS_ENV)
+    assert R.Comparison("demo", expected=_expected()).changed == {}
+
+
+def test_a_rerun_report_names_rows_that_moved_under_the_papers_setting():
+    from replication import rerun
+
+    ref = [R.Row("Table 1", "K=5", "C", "0.4", "0.400", status="reproduced"),
+           R.Row("Fig. 2", "all", "y", "", "3", status="new")]
+    run = [R.Row("Table 1", "K=5;params=mu=2.0", "C", "0.4", "0.400", status="reproduced"),
+           R.Row("Fig. 2", "all", "y", "", "4", status="new")]    # moved, label kept
+    lines = rerun.describe(rerun.compare(ref, run, {"mu": 2.0}), {"mu": 2.0})
+    assert "  Fig. 2, y: 1 of 1 row moved, by +33.3 %" in lines
+    assert lines[-2] == ('Labels: 1 of 2 rows name the changed parameters in their setting '
+                         '(";params=mu=2.0"); 1 kept the paper\'s setting (their items are '
+                         "declared not to use them: Comparison(depends=...)).")
+    assert lines[-1] == ("  but 1 row kept the paper's setting although the value or verdict "
+                         "moved (Fig. 2): the notebook's Comparison(depends=...) misses a "
+                         "parameter they use.")
+
+
+def test_a_rerun_pairs_rows_that_a_parameter_moved_to_another_setting():
+    from replication import rerun
+
+    ref = [R.Row("Fig. 6", "N=16;K=5", "cost", "0.21", "0.2090741", status="reproduced"),
+           R.Row("Lemma 4", "all", "communicating", "", "", status="claim-holds")]
+    run = [R.Row("Fig. 6", "N=16;K=10;params=K_policy=10", "cost", "0.21", "0.03805",
+                 status="deviates"),
+           R.Row("Lemma 4", "all;K_policy=10", "communicating", "", "", status="new")]
+    changes = rerun.compare(ref, run, {"K_policy": 10})
+    assert not changes.only_reference and not changes.only_run
+    lines = rerun.describe(changes, {"K_policy": 10})
+    assert "      N=16;K=5 (K=5 -> K=10)  0.2090741 -> 0.03805  (-81.8 %)" in lines
+    assert "  Lemma 4, communicating: 1 row claim-holds -> new, its value unchanged" in lines
+    assert lines[-1].startswith("Labels: all 2 rows computed under K_policy=10 say so")
+
+
+def test_the_summary_shows_every_note_in_full_and_prints_the_summary_table():
+    note = "DEVIATES: " + " ".join(f"reading {i} <x & y>" for i in range(40))   # 700 chars
+    rows = [R.Row("Table 1", "K=5", "C_s", "0.4", "0.40000", status="reproduced"),
+            R.Row("Table 1", "K=5", "N_iter", "12", "13", status="deviates", note=note)]
+    summary = R.Summary(rows)
+    html = summary._repr_html_()
+    from html import escape
+    assert escape(note) in html and "..." not in html and "…" not in html
+    assert html.count('class="whittle-note"') == 1          # the reproduced row is counted only
+    assert repr(summary) == R.summary_table(rows)            # what nbval compares as text

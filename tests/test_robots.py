@@ -200,17 +200,47 @@ def test_large_K_approximation():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: Q.robots_static_optimum(0.1, 1.0, 0.4, 1), "K must be an integer >= 2, got 1"),
+    (lambda: Q.robots_static_optimum(0.1, 1.0, 0.4, 1), r"K must be an integer >= 2, got 1"),
     (lambda: Q.robots_static_optimum(0.1, 1.0, 0.0, 5), "gamma must be positive"),
     (lambda: Q.robots_static_optimum(-0.1, 1.0, 0.4, 5), "lam must be positive"),
     (lambda: Q.robots_static_optimum(0.1, math.nan, 0.4, 5), "mu must be positive"),
-    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 0), "N must be an integer >= 1, got 0"),
-    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 2.5), "N must be an integer"),
+    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 0), r"N must be an integer >= 1, got 0"),
     (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 3, method="magic"), "method must be"),
-    (lambda: Q.robots_cost(-1.0, 0.4, 5), "rho must be positive"),
+    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 3, method="relative_value_iteration",
+                                      tau=0.0), "tau must lie in"),
+    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 3, method="relative_value_iteration",
+                                      stopping="sup"), "stopping must be one of"),
+    (lambda: Q.robots_cost(-1.0, 0.4, 5), r"rho must lie in \(0, inf\), got -1.0"),
+    (lambda: Q.robots_cost_exact(3, Fraction(-1), Fraction(1), 5), "must be positive"),
+    (lambda: Q.robots_cost_exact(3, "ten", Fraction(1), 5), "mu_over_lambda must be a Fraction"),
+    (lambda: Q.robots_state_space(5, 3).state(9, 0, 0), "is not a state"),
+    (lambda: Q.policy_grid(Q.robots_state_space(5, 3), np.zeros(3, dtype=int)),
+     "policy must have shape"),
+    (lambda: Q.policy_grid(Q.robots_state_space(5, 3), np.full(Q.robots_state_space(5, 3).n_states, 2)),
+     "actions 0 and 1"),
+    (lambda: Q.switching_curves(0.1, 1.0, 1.4, 5, 4, tol=-1.0), "tol must lie in"),
 ])
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 2.5), "N must be an integer, got float"),
+    (lambda: Q.robots_state_space(5.0, 3), "K must be an integer, got float"),
+    (lambda: Q.mm1k_distribution("1", 5), "rho must be a positive finite number"),
+    (lambda: Q.robots_cost("high", 0.4, 5), "rho must be an array of numbers"),
+    (lambda: Q.robots_cost_exact(3, None, Fraction(1), 5), "mu_over_lambda must be a Fraction"),
+    (lambda: Q.robots_state_space(5, 3).state(1.0, 0, 0), "three integers"),
+    (lambda: Q.static_policy("space"), "space must be a RobotsStateSpace"),
+    (lambda: Q.policy_grid(Q.robots_state_space(5, 3), np.zeros(Q.robots_state_space(5, 3).n_states)),
+     "policy must hold the actions 0 and 1 \\(integers\\)"),
+    (lambda: Q.robots_dynamic_optimum(0.1, 1.0, 0.4, 5, 3, method="relative_value_iteration",
+                                      reference_state=[0, 1, 2]), "reference_state must be"),
+    (lambda: Q.switching_curves(0.1, 1.0, 1.4, 5, 4, tol="0"), "tol must be a number"),
+])
+def test_arguments_of_the_wrong_type_name_the_parameter(call, match):
+    with pytest.raises(TypeError, match=match):
         call()
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from replication.records import read_results
+
 ROOT = Path(__file__).resolve().parents[1]
 NB = "99_demo"
 KERNEL = "whittle-lib"
@@ -31,12 +33,40 @@ law: str = "exp"     # in {"exp", "det"}: law of the base utility
 sleep: float = 0.0   # in [0, inf): seconds the last section waits (to test Ctrl-C)
 """
 
-# The reference results of the defaults: x = mu * k for k < n, and a claim that holds for mu <= 1.
+# The paper's numbers and claims of the demo: x = mu * k at k = 1, a claim that holds for
+# mu <= 1, and y = 3, which depends on n only.
+EXPECTED = """\
+item,setting,quantity,paper,tolerance,note
+Table 1,k=1,x,1.0,0.0005,printed to 3 decimals
+Claim,mu,small,,,
+Table 2,all,y,3,0,an integer
+"""
+
+# The reference results of the defaults: x = mu * k for k < n (k = 0 is ours), the claim, y.
 REFERENCE = """\
 item,setting,quantity,paper,replicated,tolerance,status,note
-Table 1,k=0,x,,0.000,,new,ours
-Table 1,k=1,x,,1.000,,new,ours
+Table 1,k=1,x,1.0,1.000,0.0005,reproduced,printed to 3 decimals
 Claim,mu,small,,,,claim-holds,mu <= 1
+Table 2,all,y,3,3,0,reproduced,an integer
+Table 1,k=0,x,,0.000,,new,ours
+"""
+
+# What each item's computation uses: Table 1 and the claim mu (n only says how many rows
+# Table 1 has), Table 2 n.
+RECORDS = """\
+from replication import records as R
+has_expected = (R.project_root() / "data" / "expected" / f"{NB}.csv").exists()
+cmp = R.Comparison(NB, None if has_expected else [], params=params,
+                   depends={"Table 2": ["n"], "*": ["mu"]},
+                   paper_settings=None if has_expected else False)
+for k in range(params.n):
+    if cmp.has("Table 1", f"k={k}", "x"):
+        cmp.number("Table 1", f"k={k}", "x", params.mu * k)
+    else:
+        cmp.new("Table 1", f"k={k}", "x", params.mu * k, "ours", decimals=3)
+cmp.claim("Claim", "mu", "small", params.mu <= 1, "mu <= 1")
+cmp.number("Table 2", "all", "y", 3) if has_expected else cmp.new("Table 2", "all", "y", 3, "y")
+print(len(cmp.rows), "rows")
 """
 
 
@@ -48,14 +78,10 @@ def _notebook() -> nbformat.NotebookNode:
     nb.cells = [
         md("# 99 Demo\n\nA tiny notebook for the runner's tests."),
         code(PARAMETERS, metadata={"tags": ["parameters"]}),
-        code(f'import replication\nparams = replication.check_parameters("{NB}", globals())'),
+        code(f'NB = "{NB}"\nimport replication\n'
+             'params = replication.check_parameters(NB, globals())'),
         md("## 1. Table 1: the values"),
-        code("from replication import records as R\n"
-             "rows = [R.Row('Table 1', f'k={k}', 'x', '', f'{params.mu * k:.3f}', "
-             "float('nan'), 'new', 'ours') for k in range(params.n)]\n"
-             "rows.append(R.Row('Claim', 'mu', 'small', '', '', float('nan'), "
-             "'claim-holds' if params.mu <= 1 else 'claim-fails', 'mu <= 1'))\n"
-             "print(len(rows), 'rows')"),
+        code(RECORDS),
         md("## 2. Figure 1: a line"),
         code("import matplotlib.pyplot as plt\n"
              "fig, ax = plt.subplots(figsize=(2, 2))\nax.plot([0, 1], [0, params.mu])\n"
@@ -65,7 +91,7 @@ def _notebook() -> nbformat.NotebookNode:
              "if os.environ.get('DEMO_STARTED'):   # tells the Ctrl-C test this cell runs\n"
              "    pathlib.Path(os.environ['DEMO_STARTED']).touch()\n"
              "time.sleep(params.sleep)\n"
-             f"R.write_results('{NB}', rows)\nprint('written')"),
+             "cmp.write()\nprint('written')"),
     ]
     return nb
 
@@ -81,8 +107,7 @@ def _project(tmp_path) -> Path:
     nbformat.write(_notebook(), project / "notebooks" / f"{NB}.ipynb")
     (project / "data" / "results" / f"{NB}.csv").write_text(REFERENCE)
     # a notebook with an expected table replicates a paper and must write its results
-    (project / "data" / "expected" / f"{NB}.csv").write_text(
-        "item,setting,quantity,paper,tolerance,note\n")
+    (project / "data" / "expected" / f"{NB}.csv").write_text(EXPECTED)
     (project / "figures" / NB / "line.png").write_bytes(b"reference figure")
     return project
 
@@ -203,11 +228,34 @@ def test_a_parameter_run_writes_its_own_folder_and_says_what_changed(tmp_path):
     assert set(nb.metadata["papermill"]) == {"duration"}   # volatile metadata stripped,
     assert all(set(c.metadata) <= {"tags"} for c in nb.cells)   # the run time kept
     out = run.stdout
-    assert "Claim | mu | small: claim-holds -> claim-fails" in out      # a status change
-    assert "Table 1 | k=1 | x: replicated 1.000 -> 2.000 (new)" in out  # a value change
-    assert "Table 1 | k=2 | x: only in this run (new 4.000)" in out     # a row only here
-    assert "Table 1 | k=0 | x" not in out                               # 0.000 both times
-    assert (folder / "changes.txt").read_text().count("\n") >= 6
+    # first what the model computed differently, then the verdicts, then the labels
+    model, verdicts, labels = (out.index("What the model computed differently under mu=2.0, "
+                                         "n=3 (old -> new):"),
+                               out.index("What the verdicts became:"), out.index("Labels:"))
+    assert model < verdicts < labels
+    lines = out.splitlines()
+    assert "  Table 1, x: 1 of 2 rows moved, by +100 %" in lines               # a value moved
+    assert "      k=1  1.000 -> 2.000  (+100 %)" in lines
+    assert "      Table 1, x, k=2: 4.000 (new)" in lines                       # a row only here
+    assert ("  Table 1, x: 1 row reproduced -> deviates, with its value" in lines)
+    assert "  Claim, small: 1 row claim-holds -> claim-fails, its value unchanged" in lines
+    assert ('Labels: all 5 rows computed under mu=2.0, n=3 say so in their setting '
+            '(";params=mu=2.0,n=3").') in lines
+    assert "k=0" not in out                                              # 0.000 both times
+    # every row under the run's parameters says so, with only those its item depends on
+    rows = {(r.item, r.setting, r.quantity): r
+            for r in read_results(folder / "data" / "results" / f"{NB}.csv")}
+    assert set(rows) == {("Table 1", "k=1;params=mu=2.0", "x"), ("Claim", "mu;params=mu=2.0",
+                         "small"), ("Table 2", "all;params=n=3", "y"),
+                         ("Table 1", "k=0;params=mu=2.0", "x"),
+                         ("Table 1", "k=2;params=mu=2.0", "x")}
+    row = rows[("Table 1", "k=1;params=mu=2.0", "x")]
+    assert row.status == "deviates" and row.note.endswith(
+        "Computed with mu=2.0 (default 1.0): not the paper's setting.")
+    changes = (folder / "changes.txt").read_text()
+    assert "Claim | mu | small: claim-holds -> claim-fails" in changes    # every row, too
+    assert "Table 1 | k=1 | x: reproduced -> deviates (1.000 -> 2.000)" in changes
+    assert "Table 1 | k=2 | x: only in this run (new 4.000)" in changes
     # progress: the cell number and the section heading, on the console only
     assert "[6/10] 1. Table 1: the values" in out           # one more cell: the injected one
     assert "[10/10] 3. Summary" in out
@@ -267,6 +315,24 @@ def test_a_notebook_without_expected_table_runs_and_writes_no_results(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_parameter_run_of_a_notebook_without_results_shows_its_checked_outputs(tmp_path):
+    """The primer records no rows: what a parameter changed is in the cells nbval checks."""
+    project = _project(tmp_path)
+    _without_results(project, write=False)
+    path = project / "notebooks" / f"{NB}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    next(c for c in nb.cells if c.source.startswith("from replication import records")
+         ).metadata["tags"] = ["nbval-check-output"]
+    nbformat.write(nb, path)
+    assert _run(project).returncode == 0                  # the reference, with its outputs
+    run = _run(project, "-p", "n", "3")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    start = lines.index("What the model computed differently under n=3 (old -> new):")
+    assert lines[start + 1:start + 3] == ["  - 4 rows", "  + 5 rows"]
+
+
+@pytest.mark.slow
 def test_a_notebook_without_expected_table_must_not_write_results(tmp_path):
     project = _project(tmp_path)
     _without_results(project, write=True)
@@ -292,7 +358,7 @@ def test_a_failed_run_keeps_the_reference_and_the_partial_notebook(tmp_path):
     partial = nbformat.read(project / "build" / "stage" / NB / "notebooks" / f"{NB}.ipynb",
                             as_version=4)
     # papermill puts an error banner first; the cells before the failure ran
-    assert _outputs(partial, "from replication import records")[0]["text"] == "3 rows\n"
+    assert _outputs(partial, "from replication import records")[0]["text"] == "4 rows\n"
     assert _outputs(partial, "raise")[0]["ename"] == "RuntimeError"
 
 
@@ -325,7 +391,7 @@ def test_ctrl_c_keeps_the_reference_and_writes_the_partial_notebook(tmp_path):
                            f"{staged.relative_to(project)}")  # one line, no traceback
     assert "Traceback" not in out + err
     partial = nbformat.read(staged, as_version=4)
-    assert _outputs(partial, "from replication import records")[0]["text"] == "3 rows\n"  # with outputs
+    assert _outputs(partial, "from replication import records")[0]["text"] == "4 rows\n"  # with outputs
     assert _fingerprint(project) == before
     assert not (folder / "data").exists()                  # nothing moved into place
 

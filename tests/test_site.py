@@ -166,3 +166,129 @@ def test_run_time_table_for_the_readme(tmp_path):
     assert site.run_time_table(_project(tmp_path)).splitlines() == [
         "| notebook | run time |", "|---|---:|",
         "| `98_old` | not recorded |", "| `99_demo` | 2 min 36 s |"]
+
+
+class _Links(HTMLParser):
+    """Every ``href`` and ``src`` of a page, and the ids its fragments can point to."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.links += [attrs[k] for k in ("href", "src") if attrs.get(k) is not None]
+        self.ids |= {attrs[k] for k in ("id", "name") if attrs.get(k)}
+
+
+@pytest.mark.slow
+def test_every_local_link_resolves(built):
+    """Every local href and src of every page names a file of the site, and a fragment an id
+    of the page it points to (a notebook's link to the code it calls, 03's to _portable, 04's
+    to models/caching, the figures, the scripts)."""
+    from urllib.parse import unquote, urlsplit
+
+    pages = {}
+    for path in built.rglob("*.html"):
+        parser = _Links()
+        parser.feed(path.read_text(encoding="utf-8"))
+        pages[path.resolve()] = parser
+    missing, checked = [], 0
+    for path, parser in pages.items():
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or link.startswith(("mailto:", "javascript:")):
+                continue
+            checked += 1
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            if parts.path.endswith("/"):
+                target = target / "index.html"
+            where = f"{path.relative_to(built.resolve())}: {link}"
+            if not target.is_file():
+                missing.append(where)
+            elif parts.fragment and target in pages and \
+                    unquote(parts.fragment) not in pages[target].ids:
+                missing.append(f"{where} (no such anchor)")
+    assert checked > 1000 and missing == [], missing[:20]
+
+
+@pytest.mark.slow
+def test_every_module_has_its_source_page_and_notebooks_link_to_it(built):
+    for module in ["whittle_lib/_portable", "whittle_lib/models/caching",
+                   "whittle_lib/models/caching/single", "replication/papers/robots_1999",
+                   "replication/records", "replication/run"]:
+        assert (built / "_modules" / f"{module}.html").is_file(), module
+    page = (built / "notebooks" / "04_caching_rmab.html").read_text(encoding="utf-8")
+    assert 'href="../_modules/replication/papers/caching_2023.html"' in page
+    assert "_downloads" not in page                         # no source link downloads a file
+    index = (built / "_modules" / "index.html").read_text(encoding="utf-8")
+    assert "replication.papers.robots_1999" in index and "whittle_lib._portable" in index
+
+
+@pytest.mark.slow
+def test_the_index_gives_the_reading_order_and_the_time_to_read(built):
+    index = (built / "index.html").read_text(encoding="utf-8")
+    assert "Before you start" in index and "least squares" in index
+    order = [index.index(f'href="notebooks/{name}.html"') for name in NOTEBOOKS]
+    assert order == sorted(order) and NOTEBOOKS[0] == "00_whittle_primer"   # primer first
+    for name in NOTEBOOKS:
+        minutes, words, figures = site.reading_time(ROOT / "notebooks" / f"{name}.ipynb")
+        assert f"{minutes} min ({words:,} words" in index, name
+
+
+@pytest.mark.slow
+def test_wide_tables_scroll_inside_their_box(built):
+    css = (built / "_static" / "whittle.css").read_text(encoding="utf-8")
+    assert "overflow-x: auto" in css and "div.whittle-scroll" in css
+    assert "div.cell_output div.output.text_html" in css          # a DataFrame's output
+    for page in ["report", "status", "index"]:
+        text = (built / f"{page}.html").read_text(encoding="utf-8")
+        assert "_static/whittle.css" in text
+        tables = len(re.findall(r"<table\b", text))
+        assert tables and len(re.findall(r'class="whittle-scroll', text)) == tables, page
+
+
+def _notebook_json(markdown: list[str], images: int = 0) -> str:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": text} for text in markdown]
+    outputs = [{"output_type": "display_data", "metadata": {},
+                "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}}] * images
+    cells.append({"cell_type": "code", "metadata": {}, "execution_count": 1,
+                  "source": "x = 1", "outputs": outputs})
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_reading_time_counts_the_lesson_words_and_figures(tmp_path):
+    path = tmp_path / "99_demo.ipynb"
+    lesson_words = " ".join(["word"] * 398)
+    path.write_text(_notebook_json([f"# Demo\n\n{lesson_words}",
+                                    "## Part II: the record\n\n" + "more " * 1000], images=0))
+    # 399 words of the lesson (the title's one too), none of Part II; the code is after it
+    assert site.reading_time(path) == (2, 399, 0)
+    path.write_text(_notebook_json([f"# Demo\n\n{lesson_words}"], images=3))
+    # 401 words (x and 1 of the code too): 2.005 min, and 3 figures of 20 s: 4 min, rounded up
+    assert site.reading_time(path) == (4, 401, 3)
+
+
+def test_index_page_adds_the_time_to_read_and_lists_every_notebook(tmp_path):
+    root = tmp_path / "project"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "docs").mkdir()
+    for name in ("00_primer", "01_paper"):
+        (root / "notebooks" / f"{name}.ipynb").write_text(_notebook_json(["# T\n\none two"]))
+    table = ("| | notebook | what it teaches |\n|---|---|---|\n"
+             "| 1 | [Primer](notebooks/00_primer.ipynb) | terms |\n")
+    (root / "docs" / "index.md").write_text(
+        f"# Site\n\n{site.READING_BEGIN}\n{table}{site.READING_END}\n\nmore\n")
+    with pytest.raises(ValueError, match="every notebook once"):
+        site.index_page(root)                              # 01_paper is not in the order
+    table += "| 2 | [Paper](notebooks/01_paper.ipynb) | a paper |\n"
+    (root / "docs" / "index.md").write_text(
+        f"# Site\n\n{site.READING_BEGIN}\n{table}{site.READING_END}\n\nmore\n")
+    lines = site.index_page(root).splitlines()
+    assert lines[3:7] == ["| | notebook | what it teaches | time to read |",
+                          "|---|---|---|---:|",
+                          "| 1 | [Primer](notebooks/00_primer.ipynb) | terms | 1 min (5 words, "
+                          "0 figures) |",
+                          "| 2 | [Paper](notebooks/01_paper.ipynb) | a paper | 1 min (5 words, "
+                          "0 figures) |"]

@@ -71,12 +71,12 @@ def test_sweep_on_a_dask_cluster_equals_the_serial_sweep():
     from whittle_lib.models import crawling, crawling_policies as policies
 
     model = crawling.table_one()  # the four sources of the 2015 paper
-    run = partial(policies.simulate, model, policies.WhittleRule(model), n_periods=50,
+    run = partial(policies.simulate_crawling, model, policies.WhittleRule(model), n_periods=50,
                   stochastic=True)
     grid = [{"M": 1}, {"M": 2}]
     serial = stats.sweep(run, grid, 2015, replications=2, max_workers=1)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         clustered = stats.sweep(run, grid, 2015, replications=2,
                                 executor=client.get_executor())
@@ -100,7 +100,7 @@ def test_named_seeds_are_the_sequential_spawns_in_declared_order():
     assert keys == [s.spawn_key for s in first + second]
     assert list(streams) == ["fig4", "long", "table", "runs"] and len(streams["runs"]) == 4
     assert stats.named_seeds(1) == {} and stats.named_seeds(1, none=0) == {"none": ()}
-    with pytest.raises(ValueError, match="^runs must be a non-negative integer"):
+    with pytest.raises(ValueError, match="^runs must be an integer >= 0, got -1"):
         stats.named_seeds(1, runs=-1)
 
 
@@ -114,3 +114,42 @@ def test_run_tasks_returns_results_in_order_for_every_executor():
     assert stats.run_tasks([]) == []
     with pytest.raises(ValueError, match="^max_workers must be"):
         stats.run_tasks(tasks, max_workers=0)
+
+
+# --- issue 32: one spelling of each check, short reprs --------------------------------------------
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: stats.spawn_seeds(1, 2.0), TypeError, "n must be an integer, got float"),
+    (lambda: stats.spawn_seeds(1, True), TypeError, "n must be an integer, got bool"),
+    (lambda: stats.spawn_seeds(None, 2), TypeError, "seed must be a non-negative int"),
+    (lambda: stats.spawn_seeds(1.5, 2), TypeError, "seed must be a non-negative int"),
+    (lambda: stats.spawn_seeds(-1, 2), ValueError, "seed must be non-negative"),
+    (lambda: stats.named_seeds(1, fig=0.5), TypeError, "fig must be an integer, got float"),
+    (lambda: stats.sweep(_draw, [{"n": 1}], 1, replications=1.0), TypeError,
+     "replications must be an integer"),
+    (lambda: stats.run_tasks([1], max_workers=1), TypeError, r"tasks\[0\] must be a callable"),
+    (lambda: stats.run_tasks([], executor="pool"), TypeError,
+     "executor must be a concurrent.futures.Executor"),
+    (lambda: stats.run_tasks([], max_workers=2.0), TypeError, "max_workers must be an integer"),
+    (lambda: stats.share_interval(1.0, 3), TypeError, "successes must be an integer"),
+    (lambda: stats.share_interval(1, 3.0), TypeError, "trials must be an integer"),
+    (lambda: stats.share_interval(4, 3), ValueError, r"successes must be an integer in \[0, 3\]"),
+    (lambda: stats.share_interval(1, 3, z="2"), TypeError, "z must be a number"),
+    (lambda: stats.mean_interval(["a", "b"]), TypeError, "values must be an array of numbers"),
+    (lambda: stats.mean_interval([[1.0], [1.0, 2.0]]), ValueError, "rectangular array"),
+    (lambda: stats.mean_interval([1.0, 2.0], level=True), TypeError, "level must be a number"),
+    (lambda: stats.mean_interval([1.0, 2.0], level=1.0), ValueError,
+     r"level must lie in \(0, 1\)"),
+])
+def test_type_errors_and_value_errors_are_told_apart(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_confidence_intervals_print_short():
+    ci = stats.mean_interval(np.arange(1000.0))
+    text = repr(ci)
+    # ShortRepr: floats to 10 significant digits, one field per line past 100 characters
+    assert text.startswith("ConfidenceInterval(\n    estimate=499.5,\n    low=481.5774007,")
+    assert "n=1000" in text and len(text) < 250
+    assert ci == stats.mean_interval(np.arange(1000.0))          # equal values, equal results

@@ -93,3 +93,52 @@ def test_the_package_docstring_names_only_what_exists():
         assert (ROOT / path).exists() or (ROOT / "whittle_lib" / path).exists(), path
     for name in re.findall(r"``(\w+)``", doc):
         assert hasattr(wl, name) or hasattr(wl.models, name) or name in ("import",), name
+
+
+def test_the_names_a_practitioner_needs_are_at_the_top_level():
+    # issue 32: what the README's "use the library" section uses, without digging
+    needed = ["RestlessArm", "wear_repair_arm", "whittle_indices", "is_indexable",
+              "is_indexable_many", "relaxation_bound", "simulate", "simulate_counts",
+              "periodic_orbit", "IndexRule", "FiniteArms", "FiniteMDP", "policy_iteration",
+              "dense_policy_iteration", "value_iteration", "relative_value_iteration",
+              "backward_induction", "evaluate_policy", "stationary_distribution",
+              "mean_interval", "share_interval", "named_seeds", "spawn_seeds", "sweep",
+              "from_markovianbandit", "to_mdptoolbox", "from_quantecon"]
+    missing = [name for name in needed if name not in wl.__all__]
+    assert not missing, missing
+    for name in needed:
+        assert getattr(wl, name) is not None
+    # one public thing per name: a re-export is the defining module's object
+    assert wl.simulate is wl.rmab.simulate and wl.share_interval is wl.stats.share_interval
+
+
+# Modules of other branches of issue 32 whose docstrings still cite repository files; each
+# branch fixes its own (the lead removes an entry when it lands).
+AWAITING = {"whittle_lib/_portable.py": "i32-models", "whittle_lib/learning/lspe.py": "i32-models",
+            "whittle_lib/learning/index_learning.py": "i32-models"}
+
+
+def _docstrings(path: Path):
+    import ast
+
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node)
+            if doc:
+                yield getattr(node, "name", path.stem), doc
+
+
+def test_no_docstring_cites_a_file_that_does_not_ship():
+    # `pip install .` ships whittle_lib/ only: tests/, notebooks/, DESIGN.md, data/ ... are not
+    # there for a user reading help(); a docstring that sends them there points to nothing
+    pattern = re.compile(r"(?<![\w.])(?:tests|notebooks|replication|benchmarks|data|figures|"
+                         r"docs|requirements)/[\w./-]+|\b[A-Z][A-Z_]+\.md\b|\bMakefile\b")
+    found = []
+    for path in sorted((ROOT / "whittle_lib").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative in AWAITING:
+            continue
+        for name, doc in _docstrings(path):
+            found += [f"{relative}:{name}: {hit}" for hit in pattern.findall(doc)]
+    assert not found, found

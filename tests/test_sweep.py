@@ -38,10 +38,12 @@ def _check_two_points(project, result):
     assert "mu=0.5: ok, 1 rows differ" in result.stdout
     assert "mu=2.0: ok, 2 rows differ" in result.stdout
     table = _table(result.stdout)
-    # mu = 0.5 halves x at k = 1; mu = 2 doubles it and breaks the claim; x at k = 0 stays 0
+    # mu = 0.5 halves x at k = 1; mu = 2 doubles it and breaks the claim; x at k = 0 stays 0.
+    # The points' rows carry "params=mu=..." in their settings and meet the reference's rows.
     assert table == [
         ["item", "setting", "quantity", "reference", "mu=0.5", "mu=2.0"],
-        ["Table", "1", "k=1", "x", "1.000", "(new)", "0.500", "(new)", "2.000", "(new)"],
+        ["Table", "1", "k=1", "x", "1.000", "(reproduced)", "0.500", "(deviates)", "2.000",
+         "(deviates)"],
         ["Claim", "mu", "small", "claim-holds", "claim-holds", "claim-fails"],
     ]
 
@@ -55,7 +57,7 @@ def test_a_sweep_on_a_process_pool_writes_one_folder_per_point_and_one_table(tmp
     assert "a process pool of 2 workers" in result.stdout
     saved = (project / "build" / "sweep" / NB / "changes.csv").read_text().splitlines()
     assert saved[0] == "item,setting,quantity,reference,mu=0.5,mu=2.0"
-    assert saved[1:] == ["Table 1,k=1,x,1.000 (new),0.500 (new),2.000 (new)",
+    assert saved[1:] == ["Table 1,k=1,x,1.000 (reproduced),0.500 (deviates),2.000 (deviates)",
                          "Claim,mu,small,claim-holds,claim-holds,claim-fails"]
     assert _fingerprint(project) == before
     assert not (project / "build" / "runs").exists()
@@ -69,7 +71,7 @@ def test_a_sweep_on_a_dask_local_cluster(tmp_path):
     # Worker processes (not threads): the scheduler must be reachable over TCP from the runner,
     # a separate process; one worker runs the two points one after the other.
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         result = _sweep(project, "--sweep", "mu=0.5,2.0", "--scheduler",
                         cluster.scheduler_address)
     _check_two_points(project, result)
@@ -91,8 +93,8 @@ def test_the_grid_is_the_product_of_the_sweeps_and_unchanged_rows_are_left_out(t
     assert _table(result.stdout) == [
         ["item", "setting", "quantity", "reference", "n=1,law=exp", "n=1,law=det",
          "n=2,law=exp", "n=2,law=det"],
-        ["Table", "1", "k=1", "x", "1.000", "(new)", "-", "-", "1.000", "(new)", "1.000",
-         "(new)"],
+        ["Table", "1", "k=1", "x", "1.000", "(reproduced)", "-", "-", "1.000", "(reproduced)",
+         "1.000", "(reproduced)"],
     ]
 
 
@@ -136,3 +138,10 @@ def test_the_table_marks_failed_runs_and_rows_in_one_file_only(tmp_path, monkeyp
          "p=1": "3.0 (new)", "p=2": "failed", "p=3": "-"},
     ]
     assert changes_table(reference, {"p=3": reference}).empty
+    # a point's rows under its parameters meet the reference's rows of the same computation
+    monkeypatch.setenv("WHITTLE_OUTPUT_ROOT", str(tmp_path / "labelled"))
+    labelled = write_results("x", [Row("T", "a;params=p=4", "q", "", "1.5", status="new"),
+                                   Row("T", "b;params=p=4", "q", "", "2.0", status="new")])
+    assert changes_table(reference, {"p=4": labelled}).to_dict("records") == [
+        {"item": "T", "setting": "a", "quantity": "q", "reference": "1.0 (new)",
+         "p=4": "1.5 (new)"}]

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import whittle_lib as wl
-from whittle_lib import arms, bounds, builders, indices, mdp, stats
+from whittle_lib import arms, bounds, builders, indices, mdp, rmab, stats
 from whittle_lib.models import crawling, robots
 from whittle_lib.models.caching import content as caching_content, joint as caching_joint
 
@@ -207,6 +207,69 @@ def test_solvers_refuse_what_is_not_an_mdp(model):
     _call(lambda: mdp.evaluate_policy(model, [0, 0]))
 
 
+# --- rmab -------------------------------------------------------------------------------------
+
+BAD_RNG = st.sampled_from([1.5, "seed", True, -1, object(), [1.5], {"seed": 1}])
+BAD_RUN_DISCOUNT = st.one_of(BAD_DISCOUNT, st.just(1.0)).filter(lambda d: d is not None)
+BAD_ACTIVATION = st.one_of(st.text(max_size=8).filter(lambda a: a not in ("at_most", "exactly")),
+                           st.sampled_from([None, 0, True, ["at_most"]]))
+TABLES = [[0.0, 1.0], [0.0, 1.0]]
+
+
+@SETTINGS
+@given(M=st.one_of(BAD_COUNT, st.integers(min_value=3)), count=BAD_COUNT,
+       discount=BAD_RUN_DISCOUNT, activation=BAD_ACTIVATION, rng=BAD_RNG)
+def test_the_simulators_refuse_bad_arguments(M, count, discount, activation, rng):
+    for run in (lambda **k: rmab.simulate([ARM, ARM], TABLES, **k),
+                lambda **k: rmab.simulate_counts(ARM, [1, 1], [0.0, 1.0], **k)):
+        _call(lambda: run(M=M, n_periods=3))
+        _call(lambda: run(M=1, n_periods=count))
+        _call(lambda: run(M=1, n_periods=3, warmup=count))
+        if count is not None:                  # replications=None: one run, no replication axis
+            _call(lambda: run(M=1, n_periods=3, replications=count))
+        _call(lambda: run(M=1, n_periods=3, discount=discount))
+        _call(lambda: run(M=1, n_periods=3, activation=activation))
+        _call(lambda: run(M=1, n_periods=3, rng=rng))
+    _call(lambda: rmab.simulate([ARM, ARM], TABLES, 1, 3, ties="random"))     # no rng
+    _call(lambda: rmab.top_m([1.0, 2.0], M))
+    _call(lambda: rmab.top_m([1.0, 2.0], 1, ties="random", rng=rng))
+    _call(lambda: rmab.periodic_orbit(_Still(), lambda s, t: s, 1, time_period=count))
+    _call(lambda: rmab.periodic_orbit(_Still(), lambda s, t: s, 1, max_periods=count))
+    _call(lambda: rmab.periodic_orbit(_Still(), lambda s, t: s, M))
+    _call(lambda: rmab.periodic_orbit(_Still(), lambda s, t: s, 1, activation=activation))
+
+
+@SETTINGS
+@given(priority=st.sampled_from([[NAN, 1.0], ["a", "b"], None, [[1.0], [1.0, 2.0]], 1.0]),
+       threshold=st.sampled_from([NAN, "0", [0.0]]),
+       table=st.sampled_from([[], [[0.0, 1.0]], ["a", "b"], None, object()]),
+       counts=st.sampled_from([[1.0, 1.0], [1, -1], [1], [True, False], "11", None]),
+       x0=st.sampled_from([[0], [0, 2], [0.0, 1.0], [-1, 0], "0", [True, False]]))
+def test_selections_tables_and_states_are_checked(priority, threshold, table, counts, x0):
+    _call(lambda: rmab.top_m(priority, 1))
+    _call(lambda: rmab.top_m([1.0, 2.0], 1, threshold=threshold))
+    _call(lambda: rmab.IndexRule([table, [0.0, 1.0]]))
+    _call(lambda: rmab.simulate([ARM, ARM], [table, [0.0, 1.0]], 1, 3))
+    _call(lambda: rmab.simulate_counts(ARM, counts, [0.0, 1.0], 1, 3))
+    _call(lambda: rmab.simulate_counts(ARM, [1, 1], table, 1, 3))
+    _call(lambda: rmab.FiniteArms([ARM, ARM], x0))
+
+
+class _Still:
+    """Deterministic dynamics of two arms that never move."""
+
+    n_arms = 2
+
+    def initial(self, replications):
+        return np.array([0.0, 1.0])
+
+    def step(self, states, active, rng):
+        return states, 0.0
+
+    def observe(self, states):
+        return np.array(states, copy=True)
+
+
 # --- stats ------------------------------------------------------------------------------------
 
 @SETTINGS
@@ -310,7 +373,7 @@ def test_the_messages_name_the_parameter_and_the_value():
         arms.to_markovianbandit([ARM])
     with pytest.raises(ValueError, match="values must be finite, got nan at position 1"):
         wl.mean_interval([1.0, NAN, 2.0])
-    with pytest.raises(ValueError, match="z must be a finite number > 0, got nan"):
+    with pytest.raises(ValueError, match=r"z must lie in \(0, inf\), got nan"):
         stats.share_interval(1, 3, z=NAN)
     with pytest.raises(ValueError, match="discount must lie in .* got 1.5"):
         caching_joint.CachingProblem([CONTENT], 1, 1.5)

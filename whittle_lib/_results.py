@@ -45,14 +45,30 @@ def summarise(value) -> str:
                     else ", no finite entry")
             return f"array(shape={value.shape}, dtype={value.dtype}{span})"
         return f"array(shape={value.shape}, dtype={value.dtype})"
-    if isinstance(value, (list, tuple)) and len(value) > 6:
-        return f"{type(value).__name__} of {len(value)}"
+    if isinstance(value, (list, tuple)):
+        if len(value) > 6:
+            return f"{type(value).__name__} of {len(value)}"
+        if any(isinstance(v, np.ndarray) for v in value):      # index tables, say
+            return f"{type(value).__name__} of {len(value)} arrays"
     if isinstance(value, str) and len(value) > 40:
         return repr(value[:12] + "...")
     if isinstance(value, float):
         return f"{value:.10g}"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def pandas():
+    """The ``pandas`` module, imported on first use by a result's ``to_frame()``.
+
+    The library needs no pandas otherwise; without it, ``ImportError`` says how to install it.
+    """
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_frame() needs pandas, which is not installed: pip install pandas") \
+            from None
+    return pandas
 
 
 class ShortRepr:

@@ -101,9 +101,13 @@ def check_integer(name: str, value, minimum: int | None = None,
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     value = operator.index(value)
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        low = "-inf" if minimum is None else minimum
-        high = "inf" if maximum is None else maximum
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        if maximum is None:
+            where = f">= {minimum}"
+        elif minimum is None:
+            where = f"<= {maximum}"
+        else:
+            where = f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an integer {where}, got {value!r}")
     return int(value)
 
 
@@ -174,14 +178,24 @@ def check_rng(rng, *, name: str = "rng", required: bool = False,
         raise ValueError(f"{name} must be a non-negative seed, got {rng!r} ({error})") from None
 
 
+def _is_sparse(value) -> bool:
+    """A ``scipy.sparse`` matrix or array of any format (without importing SciPy)."""
+    return hasattr(value, "toarray") and hasattr(value, "nnz")
+
+
 def as_numeric(name: str, value) -> np.ndarray:
     """``value`` as an array of numbers (bool, int or float), without copying.
 
     ``TypeError`` when the entries are not numbers (strings, ``None``, objects); ``ValueError``
-    when nested lists are ragged (not an array). A ``scipy.sparse`` matrix is densified.
+    when nested lists are ragged (not an array). A ``scipy.sparse`` matrix is densified, and so
+    is each one of a sequence of them (one matrix per action, as pymdptoolbox takes ``P``).
     """
-    if hasattr(value, "toarray") and hasattr(value, "nnz"):      # scipy.sparse, any format
+    if _is_sparse(value):                                        # scipy.sparse, any format
         value = value.toarray()
+    elif (isinstance(value, (list, tuple))
+          or (isinstance(value, np.ndarray) and value.dtype == object and value.ndim)) \
+            and any(_is_sparse(v) for v in value):
+        value = [v.toarray() if _is_sparse(v) else v for v in value]
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as error:      # ragged nested lists
@@ -312,4 +326,40 @@ def finite_vector(name: str, value, n: int | None = None, *, what: str = "") -> 
         state = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} is not finite in state {state}: {float(array[state])!r}")
     array.setflags(write=False)
+    return array
+
+
+def real_array(name: str, value, *, low: float = -np.inf, high: float = np.inf,
+               low_open: bool = False, high_open: bool = False, ndim=None) -> np.ndarray:
+    """``value`` as a ``float64`` array of real numbers in ``[low, high]`` (or the open ends).
+
+    For the array arguments of the models (states, rates, probabilities per source), where
+    :func:`check_real` takes one number. ``ndim`` is the allowed number of dimensions (an int
+    or a tuple of them; any if ``None``). Returns ``value`` itself when it is already a
+    ``float64`` array (no copy).
+
+    Raises
+    ------
+    TypeError
+        For entries that are not numbers, or booleans (:func:`as_numeric`).
+    ValueError
+        For a wrong number of dimensions, or naming the first entry (and its position) that is
+        nan or out of range.
+    """
+    raw = as_numeric(name, value)
+    if raw.dtype.kind == "b":
+        raise TypeError(f"{name} must hold numbers, got booleans {value!r}")
+    if ndim is not None and raw.ndim not in ((ndim,) if isinstance(ndim, int) else tuple(ndim)):
+        allowed = ndim if isinstance(ndim, int) else " or ".join(map(str, ndim))
+        raise ValueError(f"{name} must have {allowed} dimension(s), got shape {raw.shape}")
+    array = np.asarray(raw, dtype=float)
+    too_low = (array <= low) if low_open else (array < low)
+    too_high = (array >= high) if high_open else (array > high)
+    bad = np.isnan(array) | too_low | too_high
+    if bad.any():
+        where = np.argwhere(bad)[0] if array.ndim else ()
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        position = f" at {tuple(int(i) for i in where)}" if array.ndim else ""
+        raise ValueError(f"{name} must lie in {interval}, got {float(array[tuple(where)])!r}"
+                         f"{position}")
     return array

@@ -31,7 +31,8 @@ from functools import cached_property
 import numpy as np
 
 from ._results import fingerprint as _fingerprint
-from ._validation import ROW_SUM_TOL, as_numeric, finite_vector, stochastic_matrix
+from ._validation import (ROW_SUM_TOL, as_numeric, check_choice, finite_vector,
+                          stochastic_matrix)
 
 __all__ = ["RestlessArm", "ROW_SUM_TOL", "from_markovianbandit", "to_markovianbandit",
            "from_mdptoolbox", "to_mdptoolbox", "from_quantecon", "to_quantecon"]
@@ -130,13 +131,63 @@ class RestlessArm:
         return cls(P0=np.eye(n), P1=P1, R0=np.zeros(n), R1=R1)
 
 
-def _two_actions(name: str, array: np.ndarray, axis: int, ndim: int) -> None:
-    if array.ndim != ndim or array.shape[axis] != 2:
-        raise ValueError(f"{name} must have 2 actions (passive 0, active 1) on axis {axis} "
-                         f"of {ndim}, got shape {array.shape}")
+#: What ``layout="action_first"`` means in every converter: the action is the first axis,
+#: as ``numpy.stack([P0, P1])`` and ``numpy.stack([R0, R1])`` give them.
+ACTION_FIRST = "action_first"
 
 
-def from_markovianbandit(transitions, rewards) -> RestlessArm:
+def _from_layout(peer: str, T_name: str, T, R_name: str, R, layout, *, T_axis: int,
+                 peer_form: str) -> RestlessArm:
+    """The arm of transitions ``T`` and rewards ``R`` laid out as ``peer`` lays them (the action
+    on axis ``T_axis`` of ``T``, rewards ``R[s, a]``, or ``R[a, s, s']`` for pymdptoolbox) or
+    action first (``layout="action_first"``: ``T[a, s, s']``, ``R[a, s]``).
+
+    With ``layout=None`` the shapes decide; where both readings fit them (2 states) the caller
+    must say which, since a wrong guess builds a valid but wrong arm.
+    """
+    if layout is not None:
+        layout = check_choice("layout", layout, (peer, ACTION_FIRST))
+    T = as_numeric(T_name, T)
+    R = as_numeric(R_name, R)
+    first_form = f"{T_name}[a, s, s'] of shape (2, n, n) and {R_name}[a, s] of shape (2, n)"
+    shapes = f"{T_name} has shape {T.shape} and {R_name} has shape {R.shape}"
+    n = T.shape[-1] if T.ndim == 3 else None
+
+    def fits(reading: str) -> bool:
+        axis = T_axis if reading == peer else 0
+        if n is None or T.shape[axis] != 2 or np.delete(T.shape, axis).tolist() != [n, n]:
+            return False
+        if R.ndim == 3:                           # R[a, s, s'] (pymdptoolbox), either reading
+            return peer == "mdptoolbox" and R.shape == (2, n, n)
+        return R.shape == ((n, 2) if reading == peer else (2, n))
+
+    readings = [reading for reading in (peer, ACTION_FIRST) if fits(reading)]
+    both = (f"{peer}'s layout is {peer_form}; layout='{ACTION_FIRST}' is {first_form}")
+    if layout is None:
+        if len(readings) == 2 and (T_axis != 0 or R.ndim == 2):
+            raise ValueError(f"{shapes}: with 2 states both layouts have these shapes, so a "
+                             f"guess could build a wrong arm; name it, layout='{peer}' or "
+                             f"layout='{ACTION_FIRST}' ({both})")
+        if readings == [ACTION_FIRST]:
+            raise ValueError(f"{shapes}, the action-first layout: pass "
+                             f"layout='{ACTION_FIRST}' if that is what they are ({both})")
+        if not readings:
+            raise ValueError(f"{shapes}, which is neither layout: {both}")
+        layout = peer
+    elif layout not in readings:
+        raise ValueError(f"{shapes}, not the shapes of layout={layout!r}: {both}")
+    axis = T_axis if layout == peer else 0
+    P0, P1 = np.take(T, 0, axis=axis), np.take(T, 1, axis=axis)
+    if R.ndim == 3:                               # expected reward sum_s' P[a,s,s'] R[a,s,s']
+        R0, R1 = np.einsum("ast,ast->as", np.stack([P0, P1]), R)
+    elif layout == peer:
+        R0, R1 = R[:, 0], R[:, 1]
+    else:
+        R0, R1 = R[0], R[1]
+    return RestlessArm(P0=P0, P1=P1, R0=R0, R1=R1)
+
+
+def from_markovianbandit(transitions, rewards, *, layout: str | None = None) -> RestlessArm:
     """The arm of markovianbandit-pkg's layout (``RestlessBandit(transitions, rewards)``).
 
     Parameters
@@ -145,18 +196,39 @@ def from_markovianbandit(transitions, rewards) -> RestlessArm:
         ``transitions[s, a, s']``.
     rewards : array_like, shape (n, 2)
         ``rewards[s, a]``.
+    layout : {"markovianbandit", "action_first"}, optional
+        Which layout the arrays are in: ``"markovianbandit"`` (above), or ``"action_first"``
+        (``transitions[a, s, s']``, shape (2, n, n), and ``rewards[a, s]``, shape (2, n):
+        ``numpy.stack([P0, P1])`` and ``numpy.stack([R0, R1])``). By default the shapes say
+        which, and must say markovianbandit's; **a 2-state arm must name it**, since both
+        layouts then have the shapes (2, 2, 2) and (2, 2) and a wrong guess builds a valid but
+        wrong arm.
+
+    Raises
+    ------
+    ValueError
+        For shapes of neither layout (or not of the one named), or a 2-state arm without
+        ``layout``; and as :class:`RestlessArm` for the values.
+    TypeError
+        For entries that are not numbers, or a ``layout`` that is not a string.
 
     Examples
     --------
-    >>> arm = from_markovianbandit([[[1, 0], [0, 1]], [[0, 1], [1, 0]]], [[0, 1], [0, 2]])
+    >>> T = np.zeros((3, 2, 3)); T[:, 0, 0] = 1.0; T[:, 1, 2] = 1.0
+    >>> arm = from_markovianbandit(T, [[0, 1], [0, 2], [0, 3]])
+    >>> arm.P1[:, 2].tolist(), arm.R1.tolist()
+    ([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
+
+    With two states, say which layout:
+
+    >>> arm = from_markovianbandit([[[1, 0], [0, 1]], [[0, 1], [1, 0]]], [[0, 1], [0, 2]],
+    ...                            layout="markovianbandit")
     >>> arm.P1.tolist(), arm.R1.tolist()
     ([[0.0, 1.0], [1.0, 0.0]], [1.0, 2.0])
     """
-    T = as_numeric("transitions", transitions)
-    R = as_numeric("rewards", rewards)
-    _two_actions("transitions", T, 1, 3)
-    _two_actions("rewards", R, 1, 2)
-    return RestlessArm(P0=T[:, 0, :], P1=T[:, 1, :], R0=R[:, 0], R1=R[:, 1])
+    return _from_layout("markovianbandit", "transitions", transitions, "rewards", rewards,
+                        layout, T_axis=1, peer_form="transitions[s, a, s'] of shape (n, 2, n) "
+                        "and rewards[s, a] of shape (n, 2)")
 
 
 def _check_arm(arm) -> None:
@@ -170,26 +242,33 @@ def to_markovianbandit(arm: RestlessArm) -> tuple[np.ndarray, np.ndarray]:
     return np.stack([arm.P0, arm.P1], axis=1), np.stack([arm.R0, arm.R1], axis=1)
 
 
-def from_mdptoolbox(P, R) -> RestlessArm:
+def from_mdptoolbox(P, R, *, layout: str | None = None) -> RestlessArm:
     """The arm of pymdptoolbox's layout (``mdptoolbox.mdp.*(P, R, discount)``).
 
     Parameters
     ----------
-    P : array_like, shape (2, n, n)
+    P : array_like, shape (2, n, n), or a sequence of 2 matrices (dense or scipy.sparse)
         ``P[a, s, s']``.
     R : array_like, shape (n, 2) or (2, n, n)
         ``R[s, a]``, or ``R[a, s, s']`` (a reward on each transition); the latter becomes the
         expected reward ``sum_s' P[a, s, s'] R[a, s, s']``, as pymdptoolbox computes it.
+        ``scipy.sparse`` matrices are densified.
+    layout : {"mdptoolbox", "action_first"}, optional
+        ``"action_first"`` takes rewards ``R[a, s]`` of shape (2, n) instead of ``R[s, a]``
+        (``P`` is action first in both). By default the shapes say which, and must say
+        pymdptoolbox's (``layout="mdptoolbox"``); **a 2-state arm with 2-d rewards must name
+        it**: both layouts of ``R`` then have the shape (2, 2).
+
+    Examples
+    --------
+    >>> P = [np.eye(3), np.full((3, 3), 1 / 3)]
+    >>> arm = from_mdptoolbox(P, [[0, 1], [0, 2], [0, 3]])
+    >>> arm.R1.tolist()
+    [1.0, 2.0, 3.0]
     """
-    P = as_numeric("P", P)
-    R = as_numeric("R", R)
-    _two_actions("P", P, 0, 3)
-    if R.ndim == 3:
-        if R.shape != P.shape:
-            raise ValueError(f"R[a, s, s'] must have P's shape {P.shape}, got {R.shape}")
-        R = np.einsum("ast,ast->sa", P, R)
-    _two_actions("R", R, 1, 2)
-    return RestlessArm(P0=P[0], P1=P[1], R0=R[:, 0], R1=R[:, 1])
+    return _from_layout("mdptoolbox", "P", P, "R", R, layout, T_axis=0,
+                        peer_form="P[a, s, s'] of shape (2, n, n) and R[s, a] of shape (n, 2) "
+                        "or R[a, s, s'] of shape (2, n, n)")
 
 
 def to_mdptoolbox(arm: RestlessArm) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +277,7 @@ def to_mdptoolbox(arm: RestlessArm) -> tuple[np.ndarray, np.ndarray]:
     return np.stack([arm.P0, arm.P1]), np.stack([arm.R0, arm.R1], axis=1)
 
 
-def from_quantecon(R, Q) -> RestlessArm:
+def from_quantecon(R, Q, *, layout: str | None = None) -> RestlessArm:
     """The arm of QuantEcon's ``DiscreteDP(R, Q, beta)`` in its product formulation.
 
     Parameters
@@ -207,14 +286,23 @@ def from_quantecon(R, Q) -> RestlessArm:
         ``R[s, a]``; ``-inf`` marks an infeasible action, which an arm cannot have.
     Q : array_like, shape (n, 2, n)
         ``Q[s, a, s']``.
+    layout : {"quantecon", "action_first"}, optional
+        ``"action_first"`` takes ``R[a, s]`` of shape (2, n) and ``Q[a, s, s']`` of shape
+        (2, n, n). By default the shapes say which, and must say QuantEcon's; **a 2-state arm
+        must name it**: both layouts then have the shapes (2, 2) and (2, 2, 2).
+
+    Examples
+    --------
+    >>> Q = np.zeros((3, 2, 3)); Q[:, 0, 0] = 1.0; Q[:, 1, 2] = 1.0
+    >>> from_quantecon([[0, 1], [0, 2], [0, 3]], Q).R1.tolist()
+    [1.0, 2.0, 3.0]
     """
-    R = as_numeric("R", R)
-    Q = as_numeric("Q", Q)
-    _two_actions("Q", Q, 1, 3)
-    _two_actions("R", R, 1, 2)
-    if not np.isfinite(R).all():
-        raise ValueError("R must be finite: both actions of an arm are feasible in every state")
-    return RestlessArm(P0=Q[:, 0, :], P1=Q[:, 1, :], R0=R[:, 0], R1=R[:, 1])
+    R_checked = as_numeric("R", R)
+    if R_checked.dtype.kind == "f" and np.isinf(R_checked).any():
+        raise ValueError("R must be finite: both actions of an arm are feasible in every "
+                         "state (QuantEcon marks an infeasible action with -inf)")
+    return _from_layout("quantecon", "Q", Q, "R", R_checked, layout, T_axis=1,
+                        peer_form="Q[s, a, s'] of shape (n, 2, n) and R[s, a] of shape (n, 2)")
 
 
 def to_quantecon(arm: RestlessArm) -> tuple[np.ndarray, np.ndarray]:

@@ -18,37 +18,17 @@ import math
 
 import numpy as np
 
+from ._validation import as_numeric, check_integer, check_real, check_rng
 from .arms import RestlessArm
 
 __all__ = ["wear_repair_arm", "birth_death_arm", "random_arm"]
 
 
-def _check_states(name: str, n, minimum: int = 1) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {n!r}")
-    if n < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {n!r}")
-    return int(n)
-
-
-def _check_real(name: str, value, low: float = -math.inf, high: float = math.inf) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and low <= value <= high):
-        where = f" in [{low}, {high}]" if (low, high) != (-math.inf, math.inf) else ""
-        raise ValueError(f"{name} must be a finite number{where}, got {value!r}")
-    return value
-
-
 def _per_state(name: str, value, n: int, low: float = -math.inf,
                high: float = math.inf) -> np.ndarray:
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError):
-        raw = np.asarray(None)
-    if raw.dtype.kind not in "iuf":
+    """A number, or one number per state, within ``[low, high]`` and finite."""
+    raw = as_numeric(name, value)
+    if raw.dtype.kind == "b":
         raise TypeError(f"{name} must be a number or one number per state, got {value!r}")
     try:
         array = np.broadcast_to(raw.astype(float), (n,)).copy()
@@ -90,12 +70,10 @@ def wear_repair_arm(n_levels: int, *, wear: float, repair_cost: float = 0.0,
     >>> arm.P0.tolist(), arm.R0.tolist(), arm.R1.tolist()
     ([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.0, 0.0, 1.0]], [1.0, 0.5, 0.0], [-0.1, -0.1, -0.1])
     """
-    K = _check_states("n_levels", n_levels, 2)
-    p = _check_real("wear", wear, 0.0, 1.0)
-    cost = _check_real("repair_cost", repair_cost, 0.0)
-    q = _check_real("repair_success", repair_success, 0.0, 1.0)
-    if q == 0.0:
-        raise ValueError(f"repair_success must lie in (0, 1], got {repair_success!r}")
+    K = check_integer("n_levels", n_levels, 2)
+    p = check_real("wear", wear, 0.0, 1.0)
+    cost = check_real("repair_cost", repair_cost, 0.0, math.inf, high_open=True)
+    q = check_real("repair_success", repair_success, 0.0, 1.0, low_open=True)
     x = np.arange(K)
     P0 = np.zeros((K, K))
     P0[x[:-1], x[:-1]] = 1.0 - p
@@ -133,10 +111,13 @@ def birth_death_arm(n_states: int, *, up, down, R0, R1) -> RestlessArm:
     >>> arm.P1[1].round(12).tolist()
     [0.6, 0.1, 0.3, 0.0]
     """
-    n = _check_states("n_states", n_states)
+    n = check_integer("n_states", n_states, 1)
     pairs = {}
     for name, value in (("up", up), ("down", down)):
-        if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+            raise TypeError(f"{name} must be a pair (passive, active), got "
+                            f"{type(value).__name__} {value!r}")
+        if len(value) != 2:
             raise ValueError(f"{name} must be a pair (passive, active), got {value!r}")
         pairs[name] = [_per_state(f"{name}[{a}]", value[a], n, 0.0, 1.0) for a in (0, 1)]
     R0 = _per_state("R0", R0, n)
@@ -177,11 +158,10 @@ def random_arm(n_states: int, *, rng=None, concentration: float = 1.0) -> Restle
     >>> arm.n_states, bool(np.allclose(arm.P0.sum(axis=1), 1.0))
     (3, True)
     """
-    n = _check_states("n_states", n_states)
-    alpha = _check_real("concentration", concentration, 0.0)
-    if alpha == 0.0:
-        raise ValueError(f"concentration must be > 0, got {concentration!r}")
-    generator = np.random.default_rng(rng)
+    n = check_integer("n_states", n_states, 1)
+    alpha = check_real("concentration", concentration, 0.0, math.inf, low_open=True,
+                       high_open=True)
+    generator = check_rng(rng)
     P0, P1 = generator.dirichlet(np.full(n, alpha), size=(2, n))
     # Dirichlet draws sum to one within an ulp or two; renormalise to be safe
     P0 /= P0.sum(axis=1, keepdims=True)

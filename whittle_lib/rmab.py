@@ -1,5 +1,4 @@
-"""N restless arms under a budget: top-M, index rules, a simulator, exact periodic averages, the
-relaxation bound.
+"""N restless arms under a budget: top-M, index rules, a simulator, exact periodic averages.
 
 This is the core a reader uses on their own arms. It knows no paper: it takes finite
 :class:`~whittle_lib.arms.RestlessArm` objects (or any dynamics with the same two methods, see
@@ -7,7 +6,15 @@ This is the core a reader uses on their own arms. It knows no paper: it takes fi
 priority. :func:`simulate` runs them (a list of arms and a list of index results will do),
 with a warm-up, a discounted mode and a confidence interval over replications;
 :func:`simulate_counts` runs many copies of one arm as the number of arms in each state, at a
-cost that does not grow with their number.
+cost that does not grow with their number; :func:`periodic_orbit` gives the exact long-run
+average of a deterministic rule on deterministic dynamics.
+
+The **activation rule** is the relaxation bound's (:func:`whittle_lib.bounds.relaxation_bound`),
+with the same default: ``activation="at_most"`` activates the ``M`` highest priorities among
+those strictly above 0 (an index is the subsidy at which an arm is indifferent: with no
+subsidy, an arm of index ``<= 0`` would rather rest), so a period may activate fewer than ``M``;
+``activation="exactly"`` activates the ``M`` highest whatever their sign. The at-most bound
+bounds the first, the exactly bound the second.
 
 Reward maximisation throughout; the subsidy ``lam`` of the relaxation is paid for the passive
 action (Whittle 1988).
@@ -15,16 +22,20 @@ action (Whittle 1988).
 References
 ----------
 .. [W88] P. Whittle, "Restless bandits: activity allocation in a changing world", *J. Appl.
-   Probab.* 25A, 287-298, 1988 (the relaxation and its bound, Sec. 3-4).
+   Probab.* 25A, 287-298, 1988 (the relaxation and its bound, Sec. 3-4; the index policy,
+   Sec. 5).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from ._results import ShortRepr, pandas as _pandas
+from ._validation import (as_numeric, check_activation, check_budget, check_choice,
+                          check_discount, check_integer, check_real, check_rng)
 from .arms import RestlessArm
 from .indices import WhittleIndexResult
 from .stats import ConfidenceInterval, mean_interval
@@ -51,6 +62,9 @@ def top_m(priority, M: int, *, ties: str = "lowest", threshold: float | None = N
           rng=None) -> np.ndarray:
     """Boolean mask of the ``M`` largest priorities along the last axis.
 
+    The low-level selection under :func:`simulate`'s activation rules: ``threshold=0.0`` is
+    ``activation="at_most"``, no threshold is ``activation="exactly"``.
+
     Parameters
     ----------
     priority : array_like, shape (..., N)
@@ -58,13 +72,23 @@ def top_m(priority, M: int, *, ties: str = "lowest", threshold: float | None = N
         Number selected in each row, ``0 <= M <= N``.
     ties : {"lowest", "random"}
         Among arms tied at the ``M``-th largest priority, take those of lowest number
-        (deterministic), or a uniformly random subset (``rng``).
+        (deterministic), or a uniformly random subset (drawn from ``rng``, then required).
     threshold : float, optional
         Only priorities strictly above it are eligible, so a row may select fewer than ``M``
         (for example an index policy that never activates an arm whose index is not
         positive).
     rng : numpy.random.Generator or seed, optional
-        Needed for ``ties="random"``.
+        Required with ``ties="random"`` (a result that changes at each call without saying so
+        is refused); unused otherwise.
+
+    Raises
+    ------
+    TypeError
+        For priorities that are not numbers, ``M``, ``threshold``, ``ties`` or ``rng`` of the
+        wrong type.
+    ValueError
+        For ``M`` outside ``[0, N]``, a nan priority or threshold, an unknown ``ties``, or
+        ``ties="random"`` without ``rng``.
 
     Examples
     --------
@@ -73,17 +97,22 @@ def top_m(priority, M: int, *, ties: str = "lowest", threshold: float | None = N
     >>> top_m([3.0, 5.0, 5.0, -1.0], 3, threshold=0.0)
     array([ True,  True,  True, False])
     """
-    if ties not in _TIES:
-        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
-    priority = np.asarray(priority, dtype=float)
-    n = priority.shape[-1]
-    if isinstance(M, bool) or int(M) != M or not 0 <= M <= n:
-        raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
-    M = int(M)
+    ties = check_choice("ties", ties, _TIES)
+    priority = np.asarray(as_numeric("priority", priority), dtype=float)
+    if priority.ndim == 0:
+        raise ValueError("priority must have one entry per arm (shape (..., N)), got a scalar")
+    M = check_budget(M, priority.shape[-1])
     _check_no_nan(priority)
-    if threshold is not None and np.isnan(threshold):
-        raise ValueError("threshold is nan")
+    if threshold is not None:
+        threshold = check_real("threshold", threshold)
+    if rng is not None or ties == "random":
+        rng = check_rng(rng, required=ties == "random", why="with ties='random'")
     return _select(priority, M, ties, threshold, rng)
+
+
+def _threshold(activation) -> float | None:
+    """The selection threshold of an activation rule: 0 for at most ``M``, none for exactly."""
+    return 0.0 if check_activation(activation) == "at_most" else None
 
 
 def _select(priority: np.ndarray, M: int, ties: str, threshold, rng) -> np.ndarray:
@@ -91,7 +120,7 @@ def _select(priority: np.ndarray, M: int, ties: str, threshold, rng) -> np.ndarr
     if ties == "lowest":
         chosen = _top_m_lowest(priority, M)
     else:
-        chosen = _top_m_random(priority, M, np.random.default_rng(rng))
+        chosen = _top_m_random(priority, M, rng)
     if threshold is not None:
         chosen &= priority > threshold
     return chosen
@@ -116,8 +145,7 @@ def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
     if M == 0 or M == n:
         return np.full(priority.shape, M == n)
     if n < _SORT_BELOW:                          # short rows: two sorts cost less than a call
-        order = np.argsort(-priority, axis=-1, kind="stable")
-        return np.argsort(order, axis=-1, kind="stable") < M
+        return _ranks(priority) < M
     cut = _cut(priority, M)                      # the M-th largest value of each row
     chosen = priority >= cut
     count = np.count_nonzero(chosen, axis=-1)
@@ -134,6 +162,13 @@ def _top_m_lowest(priority: np.ndarray, M: int) -> np.ndarray:
 _SORT_BELOW = 256   # rows shorter than this are ranked by sorting (same set, less overhead)
 
 
+def _ranks(priority: np.ndarray) -> np.ndarray:
+    """Each arm's rank in its row by decreasing priority, ties to the lowest number (two stable
+    sorts): the top ``M`` are the ranks below ``M``."""
+    order = np.argsort(-priority, axis=-1, kind="stable")
+    return np.argsort(order, axis=-1, kind="stable")
+
+
 def _top_m_rows(priority: np.ndarray, M: np.ndarray) -> np.ndarray:
     """:func:`top_m` (ties to the lowest numbers) with a budget per row: ``M`` an integer
     array of ``priority.shape[:-1]`` (or broadcastable to it), each in ``0..n``. The same set in
@@ -144,13 +179,14 @@ def _top_m_rows(priority: np.ndarray, M: np.ndarray) -> np.ndarray:
     n = priority.shape[-1]
     M = np.broadcast_to(M, priority.shape[:-1])
     if n < _SORT_BELOW:
-        order = np.argsort(-priority, axis=-1, kind="stable")
-        return np.argsort(order, axis=-1, kind="stable") < M[..., None]
+        return _ranks(priority) < M[..., None]
     chosen = np.empty(priority.shape, dtype=bool)
     for m in np.unique(M):
         rows = M == m
         chosen[rows] = _top_m_lowest(priority[rows], int(m))
     return chosen
+
+
 _SAMPLE = 4096      # priorities sampled to guess a lower bound of the cut on a long row
 
 
@@ -257,12 +293,28 @@ def _arm_type_error(name: str, value) -> TypeError:
     return TypeError(f"{name} must be a RestlessArm, got {got}{hint}")
 
 
-@dataclass(frozen=True, eq=False)
-class FiniteArms:
+def _distinct(items) -> tuple[list, np.ndarray, list[int]]:
+    """The distinct objects of ``items`` (by identity), each item's number among them, and the
+    position of each one's first occurrence: a million copies of a few arms are a few arms."""
+    position: dict[int, int] = {}
+    distinct, first = [], []
+    kind = np.empty(len(items), dtype=np.intp)
+    for i, item in enumerate(items):
+        k = position.setdefault(id(item), len(distinct))
+        if k == len(distinct):
+            distinct.append(item)
+            first.append(i)
+        kind[i] = k
+    return distinct, kind, first
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class FiniteArms(ShortRepr):
     """N finite arms, possibly of different sizes, as one vectorised system.
 
     Arms that are the same object share their tables, so ten thousand copies of a few arm
-    types cost the memory of the types (``O(n**2)`` each), not of the copies.
+    types cost the memory of the types (``O(n**2)`` each), not of the copies (and
+    :func:`simulate` checks an index result against each type once).
 
     Parameters
     ----------
@@ -298,22 +350,16 @@ class FiniteArms:
             if not isinstance(arm, RestlessArm):
                 raise _arm_type_error(f"arms[{i}]", arm)
         # the distinct arm objects ("types"), and each arm's type
-        position: dict[int, int] = {}
-        types: list[RestlessArm] = []
-        kind = np.empty(len(arms), dtype=np.intp)
-        for i, arm in enumerate(arms):
-            k = position.setdefault(id(arm), len(types))
-            if k == len(types):
-                types.append(arm)
-            kind[i] = k
+        types, kind, _ = _distinct(arms)
         type_sizes = np.array([a.n_states for a in types])
         sizes = type_sizes[kind]
         if self.x0 is None:
             x0 = np.zeros(len(arms), dtype=np.intp)
         else:
-            x0 = np.asarray(self.x0)
-            if x0.shape != (len(arms),) or not np.issubdtype(x0.dtype, np.integer) \
-                    or np.any((x0 < 0) | (x0 >= sizes)):
+            x0 = as_numeric("x0", self.x0)
+            if x0.dtype.kind not in "iu":
+                raise TypeError(f"x0 must hold integer states, got dtype {x0.dtype}")
+            if x0.shape != (len(arms),) or np.any((x0 < 0) | (x0 >= sizes)):
                 raise ValueError("x0 must hold one integer state per arm, each in 0..n_i - 1, "
                                  f"got {self.x0!r}")
         n = int(type_sizes.max())
@@ -350,6 +396,8 @@ class FiniteArms:
         object.__setattr__(self, "_guide_cdf", guide_cdf.ravel())
         object.__setattr__(self, "_rewards", rewards.ravel())
         object.__setattr__(self, "_row0", kind * (2 * n))    # row (type, passive, state 0)
+        object.__setattr__(self, "_types", tuple(types))
+        object.__setattr__(self, "_kind", kind)
 
     @property
     def n_arms(self) -> int:
@@ -402,22 +450,38 @@ class FiniteArms:
         return np.array(states, copy=True)
 
 
-def _index_table(i: int, table) -> np.ndarray:
+def _index_table(name: str, table) -> np.ndarray:
+    """An arm's index table: a 1-d non-empty array, or a WhittleIndexResult's ``indices``."""
     if isinstance(table, WhittleIndexResult):
-        table = table.indices
+        return table.indices
     try:
-        table = np.asarray(table, dtype=float)
+        table = np.asarray(as_numeric(name, table), dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"indices[{i}] must be an array of numbers (an arm's index table) or "
-                        f"a WhittleIndexResult, got {type(table).__name__}") from None
+        raise TypeError(f"{name} must be an array of numbers (an arm's index table) or a "
+                        f"WhittleIndexResult, got {type(table).__name__}") from None
     if table.ndim != 1 or table.size == 0:
-        raise ValueError(f"indices[{i}] must be a non-empty 1-d table (one entry per state), "
+        raise ValueError(f"{name} must be a non-empty 1-d table (one entry per state), "
                          f"got shape {table.shape}")
     return table
 
 
-@dataclass(frozen=True)
-class IndexRule:
+def _result_fingerprint(table) -> str | None:
+    """The fingerprint of the arm an index result was computed for (None for a raw table, or
+    a result that carries none)."""
+    return getattr(table, "fingerprint", None) if isinstance(table, WhittleIndexResult) \
+        else None
+
+
+def _mismatch_error(name: str, position: int, theirs: str, arm: RestlessArm) -> ValueError:
+    return ValueError(
+        f"{name} is a WhittleIndexResult computed for another arm (fingerprint "
+        f"{theirs[:12]}...) than arms[{position}] (fingerprint {arm.fingerprint[:12]}...): "
+        f"pass one result per arm, in the order of the arms, each from "
+        f"whittle_indices(arms[i]); a raw table (result.indices) is not checked")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IndexRule(ShortRepr):
     """Priority ``index_i(x_i)``: a table of indices per arm, as from :func:`whittle_indices`.
 
     Parameters
@@ -426,6 +490,15 @@ class IndexRule:
         ``indices[i][x]`` for arm ``i`` in state ``x``; a
         :class:`~whittle_lib.indices.WhittleIndexResult` stands for its ``indices``. A 2-d
         array is one row per arm.
+
+    Attributes
+    ----------
+    indices : tuple of ndarray
+        One table per arm (tables passed as one object are stored once).
+    fingerprints : tuple of (str or None)
+        For each arm, the fingerprint of the arm its :class:`WhittleIndexResult` was computed
+        for (``None`` for a raw table): :func:`simulate` refuses a rule whose result for arm
+        ``i`` belongs to another arm than the ``i``-th.
 
     Raises
     ------
@@ -440,9 +513,12 @@ class IndexRule:
     >>> rule = IndexRule([[0.0, 2.0], [1.0, 1.5, 3.0]])
     >>> rule(np.array([1, 2]), 0).tolist()
     [2.0, 3.0]
+    >>> rule
+    IndexRule(indices=tuple of 2 arrays, n_arms=2)
     """
 
     indices: tuple
+    n_arms: int = field(init=False)
 
     def __post_init__(self) -> None:
         raw = self.indices
@@ -452,6 +528,9 @@ class IndexRule:
         if isinstance(raw, np.ndarray) and raw.ndim == 1 and raw.dtype != object:
             raise TypeError("indices must hold one table per arm, got one 1-d array: pass "
                             "[table] (a list, one per arm)")
+        if isinstance(raw, (str, bytes)):
+            raise TypeError(f"indices must be a sequence of index tables, one per arm, got "
+                            f"{type(raw).__name__}")
         try:
             raw = list(raw)
         except TypeError:
@@ -461,28 +540,26 @@ class IndexRule:
             raise ValueError("indices must hold one table per arm, got none")
         # a table passed for many arms (the same object) is stored once: the lookup of a
         # million copies of a few arms then reads a small table that stays in cache
-        position: dict[int, int] = {}
-        distinct, kind, tables = [], np.empty(len(raw), dtype=np.intp), []
-        for i, t in enumerate(raw):
-            k = position.get(id(t))
-            if k is None:
-                k = position[id(t)] = len(distinct)
-                distinct.append(_index_table(i, t))
-            kind[i] = k
-            tables.append(distinct[k])
+        given, kind, first = _distinct(raw)
+        distinct = [_index_table(f"indices[{i}]", t) for i, t in zip(first, given)]
+        prints = [_result_fingerprint(t) for t in given]
         n = max(t.size for t in distinct)
         padded = np.full((len(distinct), n), -np.inf)
         for k, t in enumerate(distinct):
             padded[k, :t.size] = t
-        object.__setattr__(self, "indices", tuple(tables))
+        object.__setattr__(self, "indices", tuple(distinct[k] for k in kind))
+        object.__setattr__(self, "n_arms", len(raw))
         object.__setattr__(self, "_table", padded.ravel())
         object.__setattr__(self, "_width", n)
-        object.__setattr__(self, "_sizes", np.array([t.size for t in tables]))
+        object.__setattr__(self, "_sizes", np.array([t.size for t in distinct])[kind])
         object.__setattr__(self, "_row0", kind * n)
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_prints", prints)
 
     @property
-    def n_arms(self) -> int:
-        return len(self.indices)
+    def fingerprints(self) -> tuple:
+        """For each arm, the fingerprint its result carries (``None`` for a raw table)."""
+        return tuple(self._prints[k] for k in self._kind.tolist())
 
     def check(self, n_arms: int, n_states=None) -> None:
         """Raise ``ValueError`` unless the rule has one table per arm, each long enough."""
@@ -495,6 +572,27 @@ class IndexRule:
                 i = int(short[0])
                 raise ValueError(f"indices[{i}] has {self._sizes[i]} entries but arm {i} has "
                                  f"{int(np.asarray(n_states)[i])} states: one index per state")
+
+    def check_arms(self, arms: FiniteArms) -> None:
+        """Raise ``ValueError`` unless the rule fits ``arms``: one table per arm, each long
+        enough, and each :class:`WhittleIndexResult` computed for its arm (same fingerprint).
+
+        An arm type (arms that are one object) and a result passed for many arms (one object)
+        are compared once, so a million copies of a few arms cost a few comparisons.
+        """
+        self.check(arms.n_arms, arms.n_states)
+        if all(fp is None for fp in self._prints):
+            return
+        n_results = len(self._prints)
+        pair = arms._kind * n_results + self._kind           # (arm type, result) of each arm
+        size = len(arms._types) * n_results
+        present = (np.flatnonzero(np.bincount(pair, minlength=size)) if size <= 4 * pair.size
+                   else np.unique(pair))                     # a linear pass for few types
+        for p in present.tolist():
+            arm, theirs = arms._types[p // n_results], self._prints[p % n_results]
+            if theirs is not None and theirs != arm.fingerprint:
+                i = int(np.flatnonzero(pair == p)[0])
+                raise _mismatch_error(f"the rule's indices[{i}]", i, theirs, arm)
 
     def __call__(self, states: np.ndarray, t: int) -> np.ndarray:
         states = np.asarray(states)
@@ -511,8 +609,8 @@ class IndexRule:
         return np.take(self._table, states + self._row0)
 
 
-@dataclass(frozen=True)
-class RmabSimulation:
+@dataclass(frozen=True, eq=False, repr=False)
+class RmabSimulation(ShortRepr):
     """A simulated run of N arms under a priority rule.
 
     Attributes
@@ -527,7 +625,10 @@ class RmabSimulation:
     warmup : int
         Periods simulated before the first recorded one.
     discount : float or None
-        The discount factor of a discounted run.
+        The discount factor of a discounted run, ``None`` for the average reward.
+    activation : {"at_most", "exactly"} or None
+        The activation rule of the run (``None`` when built by other code than
+        :func:`simulate` and :func:`simulate_counts`).
     """
 
     rewards: np.ndarray
@@ -535,6 +636,7 @@ class RmabSimulation:
     active: np.ndarray | None = None
     warmup: int = 0
     discount: float | None = None
+    activation: str | None = None
 
     @property
     def average_reward(self) -> np.ndarray:
@@ -572,6 +674,26 @@ class RmabSimulation:
             raise ValueError("an interval needs at least 2 independent replications: simulate "
                              f"with replications >= 2, got {1 if value.ndim == 0 else value.size}")
         return mean_interval(value, level=level)
+
+    def to_frame(self):
+        """One row per replication: ``average_reward`` (and ``discounted_reward`` for a
+        discounted run), indexed by ``replication``; needs pandas.
+
+        Examples
+        --------
+        >>> run = RmabSimulation(np.array([[1.0, 2.0], [3.0, 2.0]]))
+        >>> run.to_frame()  # doctest: +NORMALIZE_WHITESPACE
+                     average_reward
+        replication
+        0                       2.0
+        1                       2.0
+        """
+        pd = _pandas()
+        columns = {"average_reward": np.atleast_1d(self.average_reward)}
+        if self.discount is not None:
+            columns["discounted_reward"] = np.atleast_1d(self.discounted_reward)
+        size = columns["average_reward"].size
+        return pd.DataFrame(columns, index=pd.RangeIndex(size, name="replication"))
 
 
 @dataclass(frozen=True)
@@ -615,50 +737,30 @@ def _as_rule(rule):
                     f"{type(rule).__name__}")
 
 
-def _check_count(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) \
-            or int(value) != value or value < low:
-        kind = "positive" if low == 1 else "non-negative"
-        raise ValueError(f"{name} must be a {kind} integer, got {value!r}")
-    return int(value)
-
-
-def _check_discount(discount) -> float | None:
-    if discount is None:
-        return None
-    if isinstance(discount, bool) or not isinstance(discount, (int, float, np.floating)) \
-            or not 0 < discount < 1:
-        raise ValueError(f"discount must lie in (0, 1) (None: the average reward), got "
-                         f"{discount!r}")
-    return float(discount)
-
-
-def _check_run(n_periods, warmup, discount, replications, M, n_arms: int, threshold):
-    """The checks :func:`simulate` and :func:`simulate_counts` share; the counts as ints."""
-    n_periods = _check_count("n_periods", n_periods, 1)
-    warmup = _check_count("warmup", warmup, 0)
-    discount = _check_discount(discount)
+def _check_run(n_periods, warmup, discount, replications, M, n_arms: int, ties, rng):
+    """The checks :func:`simulate` and :func:`simulate_counts` share: the counts as ints, the
+    criterion, the budget and the random stream (required with random ties)."""
+    n_periods = check_integer("n_periods", n_periods, 1)
+    warmup = check_integer("warmup", warmup, 0)
+    discount = check_discount(discount)
     if discount is not None and warmup:
         raise ValueError("a discounted run counts from the initial states: warmup must be 0 "
                          f"with discount={discount!r}, got warmup={warmup!r}")
     if replications is not None:
-        replications = _check_count("replications", replications, 1)
-    if isinstance(M, bool) or not isinstance(M, (int, np.integer, float)) or int(M) != M \
-            or not 0 <= M <= n_arms:
-        raise ValueError(f"M must be an integer in [0, N={n_arms}], got {M!r}")
-    if threshold is not None and (not isinstance(threshold, (int, float, np.number))
-                                  or np.isnan(threshold)):
-        raise ValueError(f"threshold must be a number or None, got {threshold!r}")
-    return n_periods, warmup, discount, replications
+        replications = check_integer("replications", replications, 1)
+    M = check_budget(M, n_arms)
+    ties = check_choice("ties", ties, _TIES)
+    rng = check_rng(rng, required=ties == "random", why="with ties='random'")
+    return n_periods, warmup, discount, replications, M, ties, rng
 
 
-def _simulation(rewards, state_log, active_log, record: bool, warmup: int,
-                discount) -> "RmabSimulation":
+def _simulation(rewards, state_log, active_log, record: bool, warmup: int, discount,
+                activation: str) -> RmabSimulation:
     """The result of :func:`simulate` or :func:`simulate_counts`, with the logs if recorded."""
     if not record:
-        return RmabSimulation(rewards, warmup=warmup, discount=discount)
+        return RmabSimulation(rewards, warmup=warmup, discount=discount, activation=activation)
     return RmabSimulation(rewards, np.stack(state_log), np.stack(active_log), warmup=warmup,
-                          discount=discount)
+                          discount=discount, activation=activation)
 
 
 def _nan_priority_error(priority, states, dynamics, t: int) -> ValueError:
@@ -678,15 +780,16 @@ def _nan_priority_error(priority, states, dynamics, t: int) -> ValueError:
 
 
 def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: int | None = 1,
-             ties: str = "lowest", threshold: float | None = None, record: bool = False,
+             activation: str = "at_most", ties: str = "lowest", record: bool = False,
              warmup: int = 0, discount: float | None = None, rng=None) -> RmabSimulation:
     """Run a priority rule with budget ``M`` for ``n_periods`` periods.
 
     Each period: priorities ``rule(states, t)`` (shape ``(replications, N)``), the ``M``
-    highest are active (:func:`top_m`), the arms earn their rewards and move
-    (``dynamics.step``). Vectorised over arms and replications; the loop runs over periods.
-    This is the library's one simulator: finite arms (:class:`FiniteArms`) and the crawling
-    model (:class:`whittle_lib.models.crawling.CrawlingDynamics`) both run through it. For many
+    highest are active (among the positive ones with ``activation="at_most"``; :func:`top_m`),
+    the arms earn their rewards and move (``dynamics.step``). Vectorised over arms and
+    replications; the loop runs over periods. This is the library's one simulator: finite arms
+    (:class:`FiniteArms`) and the crawling model
+    (:class:`whittle_lib.models.crawling.CrawlingDynamics`) both run through it. For many
     copies of one arm, :func:`simulate_counts` follows only the number of arms in each state.
 
     Parameters
@@ -695,41 +798,54 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         A list of arms is ``FiniteArms(arms)`` (all starting in state 0).
     rule : callable, or list of index tables or of WhittleIndexResult
         ``rule(states, t) -> priority`` of shape ``(replications, N)``, e.g. :class:`IndexRule`;
-        a list (one table or result per arm) is ``IndexRule(list)``.
+        a list (one table or result per arm) is ``IndexRule(list)``. With finite arms, a
+        :class:`WhittleIndexResult` computed for another arm than its position's is refused.
     M : int
-        Arms activated per period.
+        The budget: arms activated per period, ``0 <= M <= N``.
     n_periods : int
         Periods recorded (after the warm-up).
     replications : int or None
         Independent copies run at once; ``None`` for one run without the replication axis.
-    ties, threshold
-        As in :func:`top_m`.
+    activation : {"at_most", "exactly"}
+        ``"at_most"`` (default, as :func:`~whittle_lib.bounds.relaxation_bound`): the ``M``
+        highest priorities among those strictly above 0, so fewer than ``M`` arms are active
+        when fewer have a positive index (an arm of index ``<= 0`` would rather rest without a
+        subsidy); the at-most relaxation bounds this policy. ``"exactly"``: the ``M`` highest,
+        whatever their sign; the exactly relaxation bounds it.
+    ties : {"lowest", "random"}
+        Among arms tied at the ``M``-th priority, those of lowest number, or a random subset
+        (then ``rng`` is required).
     record : bool
         Keep the states (``dynamics.observe``) and the activations of the recorded periods.
     warmup : int
         Periods run first and not recorded, so that ``average_reward`` estimates the long-run
         average with less of the initial transient (the generator is drawn from as in a run
         of ``warmup + n_periods`` periods).
-    discount : float in (0, 1), optional
-        Measure the discounted reward ``sum_t discount**t r_t`` from the initial states
-        (``RmabSimulation.discounted_reward``) instead of the average; no warm-up then.
+    discount : float in (0, 1) or None
+        ``None`` (default): the average reward per period. A number: measure the discounted
+        reward ``sum_t discount**t r_t`` from the initial states
+        (``RmabSimulation.discounted_reward``); no warm-up then. ``1.0`` is refused: pass
+        ``None`` for the average.
     rng : numpy.random.Generator or seed
         Drawn from in this order each period: ``top_m`` (random ties only), then
-        ``dynamics.step``.
+        ``dynamics.step``. Required with ``ties="random"``.
 
     Returns
     -------
     RmabSimulation
-        ``interval()`` is the confidence interval over the replications.
+        ``interval()`` is the confidence interval over the replications; ``to_frame()`` one
+        row per replication.
 
     Raises
     ------
     TypeError
-        For dynamics or a rule of a kind it cannot use (the message says what to pass).
+        For dynamics or a rule of a kind it cannot use (the message says what to pass), and
+        for an argument of the wrong type (``M=2.0``, ``rng=1.5``).
     ValueError
         For a budget, a horizon or a discount out of range, an :class:`IndexRule` with a table
-        count or a table length that does not fit the arms, or a nan priority (the message
-        names the arm and its state).
+        count or a table length that does not fit the arms or an index result of another arm
+        (the message names the arm's position), ``ties="random"`` without ``rng``, or a nan
+        priority (the message names the arm and its state).
 
     Examples
     --------
@@ -738,24 +854,32 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
     >>> from whittle_lib.arms import RestlessArm
     >>> arm = RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
     >>> run = simulate([arm, arm], [[0.0, 1.0], [0.0, 1.0]], 1, 2_000, replications=4,
-    ...                warmup=100, rng=1)
+    ...                warmup=100, activation="exactly", rng=1)
     >>> ci = run.interval()
     >>> bool(ci.low < 0.5 < ci.high)
+    True
+
+    With at most one activation (the default), an arm in state 0 (index 0) is left alone
+    instead of being held there: the policy earns more, close to the at-most bound 2/3
+    (:func:`~whittle_lib.bounds.relaxation_bound`'s example):
+
+    >>> at_most = simulate([arm, arm], [[0.0, 1.0], [0.0, 1.0]], 1, 2_000, replications=4,
+    ...                    warmup=100, rng=1)
+    >>> bool(at_most.interval().low > 0.6)
     True
     """
     dynamics = _as_dynamics(dynamics)
     rule = _as_rule(rule)
     n = dynamics.n_arms
-    n_periods, warmup, discount, replications = _check_run(
-        n_periods, warmup, discount, replications, M, n, threshold)
-    if ties not in _TIES:
-        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
-    M = int(M)
+    n_periods, warmup, discount, replications, M, ties, rng = _check_run(
+        n_periods, warmup, discount, replications, M, n, ties, rng)
+    threshold = _threshold(activation)
     if isinstance(rule, IndexRule):
-        rule.check(n, dynamics.n_states if isinstance(dynamics, FiniteArms) else None)
-        if isinstance(dynamics, FiniteArms):   # every state within its arm's table: no check
-            rule = _Lookup(rule)
-    rng = np.random.default_rng(rng)
+        if isinstance(dynamics, FiniteArms):
+            rule.check_arms(dynamics)
+            rule = _Lookup(rule)             # every state within its arm's table: no check
+        else:
+            rule.check(n)
     states = dynamics.initial(replications)
     lead = () if replications is None else (replications,)
     rewards = np.empty((n_periods, *lead))
@@ -774,11 +898,11 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         states, reward = dynamics.step(states, active, rng)
         if t >= warmup:
             rewards[t - warmup] = reward
-    return _simulation(rewards, state_log, active_log, record, warmup, discount)
+    return _simulation(rewards, state_log, active_log, record, warmup, discount, activation)
 
 
 def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *,
-                    replications: int | None = 1, threshold: float | None = None,
+                    replications: int | None = 1, activation: str = "at_most",
                     record: bool = False, warmup: int = 0, discount: float | None = None,
                     rng=None) -> RmabSimulation:
     """Many copies of one arm under an index rule, as the number of arms in each state.
@@ -787,10 +911,11 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
     state the counts ``c(x)`` (arms in state ``x``) are a Markov chain, and a period costs
     ``O(n**2)`` whatever the number of arms: the ``M`` active arms are taken from the states
     of highest index (:func:`top_m` on the arms, with ties between states of equal index to
-    the lower state), then the ``a(x)`` active and ``c(x) - a(x)`` passive arms of state ``x``
-    move by multinomial draws with the rows ``P1[x]`` and ``P0[x]``. The law of the counts is
-    that of :func:`simulate` on ``N`` copies when no two states share an index; with shared
-    indices the per-arm run breaks ties by arm number, this one by state.
+    the lower state; with ``activation="at_most"`` only states of index above 0), then the
+    ``a(x)`` active and ``c(x) - a(x)`` passive arms of state ``x`` move by multinomial draws
+    with the rows ``P1[x]`` and ``P0[x]``. The law of the counts is that of :func:`simulate` on
+    ``N`` copies when no two states share an index; with shared indices the per-arm run breaks
+    ties by arm number, this one by state.
 
     Parameters
     ----------
@@ -798,12 +923,12 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
     counts : array_like of int, shape (n,)
         Initial number of arms in each state; ``N = sum(counts)``.
     indices : array_like, shape (n,), or WhittleIndexResult
-        The priority of each state.
+        The priority of each state; a result must have been computed for ``arm``.
     M : int
         Arms activated per period, ``0 <= M <= N``.
-    n_periods, replications, threshold, record, warmup, discount, rng
-        As in :func:`simulate` (``threshold``: only states of index strictly above it are
-        activated). The generator gives one multinomial draw per action and state each period.
+    n_periods, replications, activation, record, warmup, discount, rng
+        As in :func:`simulate`. The generator gives one multinomial draw per action and state
+        each period.
 
     Returns
     -------
@@ -815,21 +940,27 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
     --------
     >>> from whittle_lib.arms import RestlessArm
     >>> arm = RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
-    >>> run = simulate_counts(arm, [500_000, 500_000], [0.0, 1.0], 250_000, 50, rng=1)
+    >>> run = simulate_counts(arm, [500_000, 500_000], [0.0, 1.0], 250_000, 50,
+    ...                       activation="exactly", rng=1)
     >>> bool(abs(run.rewards[-1] - 250_000) < 3_000)     # a quarter of the arms pay 1
     True
     """
     if not isinstance(arm, RestlessArm):
         raise _arm_type_error("arm", arm)
     n = arm.n_states
-    raw = counts
-    counts = np.asarray(counts)
-    if counts.shape != (n,) or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0):
+    raw = as_numeric("counts", counts)
+    if raw.dtype.kind not in "iu":
+        raise TypeError(f"counts must hold integer counts, got dtype {raw.dtype}")
+    if raw.shape != (n,) or np.any(raw < 0):
         raise ValueError(f"counts must hold a non-negative integer count for each of the {n} "
-                         f"states, got {raw!r}")
-    counts = counts.astype(np.int64)
-    table = _index_table(0, indices).copy() if not isinstance(indices, WhittleIndexResult) \
-        else np.array(indices.indices, dtype=float)
+                         f"states, got {counts!r}")
+    counts = raw.astype(np.int64)
+    table = np.array(_index_table("indices", indices), dtype=float)
+    theirs = _result_fingerprint(indices)
+    if theirs is not None and theirs != arm.fingerprint:
+        raise ValueError(f"indices is a WhittleIndexResult computed for another arm "
+                         f"(fingerprint {theirs[:12]}...) than arm (fingerprint "
+                         f"{arm.fingerprint[:12]}...): pass whittle_indices(arm)")
     if table.shape != (n,):
         raise ValueError(f"indices must hold one index per state ({n}), got shape {table.shape}")
     if np.isnan(table).any():
@@ -837,9 +968,9 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
         raise ValueError(f"the index of state {x} is nan; a non-indexable arm's "
                          "WhittleIndexResult has nan indices where its computation stopped")
     N = int(counts.sum())
-    n_periods, warmup, discount, replications = _check_run(
-        n_periods, warmup, discount, replications, M, N, threshold)
-    rng = np.random.default_rng(rng)
+    n_periods, warmup, discount, replications, M, _, rng = _check_run(
+        n_periods, warmup, discount, replications, M, N, "lowest", rng)
+    threshold = _threshold(activation)
     order = np.argsort(-table, kind="stable")               # states by decreasing index
     eligible = np.ones(n, dtype=bool) if threshold is None else table[order] > threshold
     P = np.stack([arm.P0, arm.P1])                           # (2, n, n)
@@ -863,11 +994,11 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
         c = moved.sum(axis=(-3, -2))
         if t >= warmup:
             rewards[t - warmup] = reward
-    return _simulation(rewards, state_log, active_log, record, warmup, discount)
+    return _simulation(rewards, state_log, active_log, record, warmup, discount, activation)
 
 
-@dataclass(frozen=True)
-class PeriodicOrbit:
+@dataclass(frozen=True, eq=False, repr=False)
+class PeriodicOrbit(ShortRepr):
     """The eventually periodic trajectory of a deterministic rule on deterministic dynamics.
 
     Attributes
@@ -882,6 +1013,8 @@ class PeriodicOrbit:
         Rewards of the first ``transient + period`` periods.
     active : ndarray of bool, shape (transient + period, N)
         Decisions over the same periods.
+    activation : {"at_most", "exactly"}
+        The activation rule of the orbit.
     """
 
     transient: int
@@ -889,10 +1022,21 @@ class PeriodicOrbit:
     average_reward: float
     rewards: np.ndarray
     active: np.ndarray
+    activation: str = "at_most"
+
+    def to_frame(self):
+        """One row per period of the transient and the first cycle: ``reward``, ``n_active``
+        (arms active) and ``in_cycle``, indexed by ``period``; needs pandas."""
+        pd = _pandas()
+        t = np.arange(self.rewards.size)
+        return pd.DataFrame({"reward": self.rewards,
+                             "n_active": np.count_nonzero(self.active, axis=-1),
+                             "in_cycle": t >= self.transient},
+                            index=pd.RangeIndex(t.size, name="period"))
 
 
-def periodic_orbit(dynamics: Dynamics, rule, M: int, *, time_period: int = 1,
-                   max_periods: int = 100_000) -> PeriodicOrbit:
+def periodic_orbit(dynamics: Dynamics, rule, M: int, *, activation: str = "at_most",
+                   time_period: int = 1, max_periods: int = 100_000) -> PeriodicOrbit:
     """The exact long-run average reward of a deterministic rule on deterministic dynamics.
 
     Runs one copy (no replication axis) with the lowest-index tie rule. When the observed
@@ -906,10 +1050,12 @@ def periodic_orbit(dynamics: Dynamics, rule, M: int, *, time_period: int = 1,
     ----------
     dynamics : Dynamics
         Deterministic: ``step`` must not draw from its generator (it is passed ``None``).
-    rule : callable
-        ``rule(states, t) -> priority`` of shape ``(N,)``.
+    rule : callable, or list of index tables or of WhittleIndexResult
+        ``rule(states, t) -> priority`` of shape ``(N,)``; a list is ``IndexRule(list)``.
     M : int
-        Arms activated per period.
+        The budget: arms activated per period, ``0 <= M <= N``.
+    activation : {"at_most", "exactly"}
+        As in :func:`simulate` (the default is the relaxation bound's, ``"at_most"``).
     time_period : int
         Period of the rule in ``t`` (1 for a stationary rule).
     max_periods : int
@@ -917,25 +1063,35 @@ def periodic_orbit(dynamics: Dynamics, rule, M: int, *, time_period: int = 1,
 
     Raises
     ------
+    TypeError
+        For dynamics or a rule of a kind it cannot use, or an argument of the wrong type.
+    ValueError
+        For a budget out of range, or ``time_period`` or ``max_periods`` below 1.
     RuntimeError
         If no state repeats within ``max_periods``.
     """
-    for name, value in (("time_period", time_period), ("max_periods", max_periods)):
-        if isinstance(value, bool) or int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not all(hasattr(dynamics, name) for name in ("initial", "step", "observe", "n_arms")):
+        raise TypeError("dynamics must be deterministic dynamics with n_arms, initial, step and "
+                        f"observe (see Dynamics), got {type(dynamics).__name__}")
+    rule = _as_rule(rule)
+    M = check_budget(M, dynamics.n_arms)
+    threshold = _threshold(activation)
+    time_period = check_integer("time_period", time_period, 1)
+    max_periods = check_integer("max_periods", max_periods, 1)
     states = dynamics.initial(None)
     seen: dict[bytes, int] = {}
     rewards, actives = [], []
-    for t in range(int(max_periods)):
+    for t in range(max_periods):
         key = dynamics.observe(states).tobytes() + np.int64(t % time_period).tobytes()
         if key in seen:
             start = seen[key]
             cycle = np.asarray(rewards[start:])
             return PeriodicOrbit(transient=start, period=t - start,
                                  average_reward=float(cycle.mean()),
-                                 rewards=np.asarray(rewards), active=np.asarray(actives))
+                                 rewards=np.asarray(rewards), active=np.asarray(actives),
+                                 activation=activation)
         seen[key] = t
-        active = top_m(rule(states, t), M)
+        active = top_m(rule(states, t), M, threshold=threshold)
         states, reward = dynamics.step(states, active, None)
         rewards.append(float(reward))
         actives.append(active)

@@ -11,12 +11,16 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from dataclasses import dataclass
 from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+
+from ._results import ShortRepr
+from ._validation import as_numeric, check_integer, check_real
+from .arithmetic import in_current_mode
 
 __all__ = ["spawn_seeds", "named_seeds", "run_tasks", "replicate", "sweep", "ConfidenceInterval",
            "mean_interval", "share_interval", "one_run_verdict"]
@@ -28,10 +32,25 @@ def spawn_seeds(seed, n: int) -> list[np.random.SeedSequence]:
     >>> [s.spawn_key for s in spawn_seeds(1, 2)]
     [(0,), (1,)]
     """
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be a non-negative integer, got {n!r}")
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return root.spawn(int(n))
+    n = check_integer("n", n, 0)
+    return _seed_sequence(seed).spawn(n)
+
+
+def _seed_sequence(seed) -> np.random.SeedSequence:
+    """``seed`` as a SeedSequence: an int (>= 0), a sequence of them, or a SeedSequence."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not (
+            isinstance(seed, (int, np.integer))
+            or (isinstance(seed, (list, tuple, np.ndarray))
+                and all(isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+                        for s in np.ravel(seed)))):
+        raise TypeError(f"seed must be a non-negative int, a sequence of them or a "
+                        f"numpy.random.SeedSequence, got {type(seed).__name__} {seed!r}")
+    try:
+        return np.random.SeedSequence(seed)
+    except ValueError as error:                       # a negative entry
+        raise ValueError(f"seed must be non-negative, got {seed!r} ({error})") from None
 
 
 def named_seeds(seed, **counts: int) -> dict[str, tuple[np.random.SeedSequence, ...]]:
@@ -60,14 +79,12 @@ def named_seeds(seed, **counts: int) -> dict[str, tuple[np.random.SeedSequence, 
     >>> streams = named_seeds(1, fig4=1, table=2)
     >>> [s.spawn_key for s in streams["table"]]
     [(1,), (2,)]
-    >>> named_seeds(1, fig4=0.5)
+    >>> named_seeds(1, fig4=-1)
     Traceback (most recent call last):
         ...
-    ValueError: fig4 must be a non-negative integer count of seeds, got 0.5
+    ValueError: fig4 must be an integer >= 0, got -1
     """
-    for name, n in counts.items():
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"{name} must be a non-negative integer count of seeds, got {n!r}")
+    counts = {name: check_integer(name, n, 0) for name, n in counts.items()}
     children = iter(spawn_seeds(seed, sum(counts.values())))
     return {name: tuple(next(children) for _ in range(n)) for name, n in counts.items()}
 
@@ -141,8 +158,7 @@ def sweep(func: Callable, grid: Sequence[Mapping], seed, *, replications: int = 
     [0.0, 0.0]
     """
     grid = [dict(setting) for setting in grid]
-    if isinstance(replications, bool) or int(replications) != replications or replications < 1:
-        raise ValueError(f"replications must be a positive integer, got {replications!r}")
+    replications = check_integer("replications", replications, 1)
     seeds = spawn_seeds(seed, len(grid) * replications)
     funcs = [partial(func, **setting) for setting in grid for _ in range(replications)]
     flat = _run(funcs, seeds, executor, max_workers)
@@ -179,17 +195,27 @@ def run_tasks(tasks: Sequence[Callable], *, executor: Executor | None = None,
     max_workers : int, optional
         Workers of the default pool (default: the number of CPUs).
 
+    Each task runs in the arithmetic mode current at the call (``whittle_lib.portable()``),
+    in whatever worker runs it.
+
     Examples
     --------
     >>> from functools import partial
     >>> run_tasks([partial(pow, 2, 3), partial(divmod, 7, 2)], max_workers=1)
     [8, (3, 1)]
     """
-    if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) != max_workers
-                                    or max_workers < 1):
-        raise ValueError(f"max_workers must be a positive integer, got {max_workers!r}")
+    if max_workers is not None:
+        max_workers = check_integer("max_workers", max_workers, 1)
     tasks = list(tasks)
+    for i, task in enumerate(tasks):
+        if not callable(task):
+            raise TypeError(f"tasks[{i}] must be a callable of no argument, got "
+                            f"{type(task).__name__}")
+    tasks = [in_current_mode(task) for task in tasks]    # a worker process starts native
     if executor is not None:
+        if not callable(getattr(executor, "map", None)):
+            raise TypeError("executor must be a concurrent.futures.Executor (with a map method), "
+                            f"got {type(executor).__name__}")
         return list(executor.map(_invoke, tasks))
     workers = min(len(tasks), max_workers or os.cpu_count() or 1)
     if workers <= 1:
@@ -203,8 +229,8 @@ def run_tasks(tasks: Sequence[Callable], *, executor: Executor | None = None,
 # -- confidence intervals -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConfidenceInterval:
+@dataclass(frozen=True, repr=False)
+class ConfidenceInterval(ShortRepr):
     """An estimate with its confidence interval, and the method that made it.
 
     Attributes
@@ -234,11 +260,7 @@ class ConfidenceInterval:
 
 
 def _check_level(level) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
-        raise TypeError(f"level must be a number in (0, 1), got {level!r}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    return float(level)
+    return check_real("level", level, 0.0, 1.0, low_open=True, high_open=True)
 
 
 def mean_interval(values, *, level: float = 0.95) -> ConfidenceInterval:
@@ -256,10 +278,7 @@ def mean_interval(values, *, level: float = 0.95) -> ConfidenceInterval:
     """
     from scipy import stats as _scipy_stats
 
-    try:
-        values = np.asarray(values, dtype=float).ravel()
-    except (TypeError, ValueError):
-        raise TypeError(f"values must be numbers, got {values!r}") from None
+    values = np.asarray(as_numeric("values", values), dtype=float).ravel()
     if values.size < 2:
         raise ValueError(f"a confidence interval needs at least 2 values, got {values.size}")
     if not np.isfinite(values).all():
@@ -271,13 +290,6 @@ def mean_interval(values, *, level: float = 0.95) -> ConfidenceInterval:
     half = float(t * values.std(ddof=1) / np.sqrt(values.size))
     return ConfidenceInterval(mean, mean - half, mean + half, half, level, "student-t",
                               int(values.size))
-
-
-def _is_integral(value) -> bool:
-    """An int, or a finite float with an integer value (``10.0``); never a bool or a string."""
-    return (not isinstance(value, (bool, np.bool_))
-            and isinstance(value, (int, float, np.integer, np.floating))
-            and math.isfinite(value) and int(value) == value)
 
 
 def share_interval(successes: int, trials: int, *, z: float = 1.96) -> ConfidenceInterval:
@@ -292,14 +304,10 @@ def share_interval(successes: int, trials: int, *, z: float = 1.96) -> Confidenc
     >>> round(ci.low, 3), round(ci.high, 3), ci.method
     (0.022, 0.471, 'wilson')
     """
-    if not _is_integral(trials) or trials < 1:
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if not _is_integral(successes) or not 0 <= successes <= trials:
-        raise ValueError(f"successes must be an integer in [0, trials], got {successes!r}")
+    trials = check_integer("trials", trials, 1)
+    successes = check_integer("successes", successes, 0, trials)
+    z = check_real("z", z, 0.0, math.inf, low_open=True, high_open=True)
     n, p = float(trials), successes / trials
-    if isinstance(z, bool) or not isinstance(z, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(z) and z > 0):
-        raise ValueError(f"z must be a finite number > 0, got {z!r}")
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     low, high = max(0.0, centre - half), min(1.0, centre + half)

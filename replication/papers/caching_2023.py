@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from whittle_lib import _portable, mdp
+from whittle_lib import arithmetic, mdp
 from whittle_lib.arms import RestlessArm
 from whittle_lib.models.caching import (CachingContent, CachingProblem, check_assumptions, check_structure,
                        evaluate_joint_policy, greedy_priorities, index_policy, is_concave_on,
@@ -42,7 +42,7 @@ from whittle_lib.models.caching import (CachingContent, CachingProblem, check_as
                        whittle_priorities)
 from whittle_lib.indices import is_indexable, is_indexable_many, whittle_indices
 # the tolerance of check_assumptions, for a pre-filter that must never contradict it
-from whittle_lib.models.caching.assumptions import _ASSUMPTION_TOL
+from whittle_lib.models.caching import ASSUMPTION_TOL
 from ..records import format_estimate, setting
 
 __all__ = [
@@ -1017,7 +1017,7 @@ def _clearly_not_assumption3(K: int, numbers: list) -> np.ndarray:
         p[:, -1] = 0.0
         q[:, 0] = 0.0
         PC = (1.0 - p - q) * C + p * up_next + q * down_next
-        bad |= np.diff(PC, n=2, axis=1).max(axis=1) > 2.0 * _ASSUMPTION_TOL * scale
+        bad |= np.diff(PC, n=2, axis=1).max(axis=1) > 2.0 * ASSUMPTION_TOL * scale
     return bad
 
 
@@ -1731,16 +1731,16 @@ def segment_boundary(content: CachingContent, discount: float, *, n_grid: int = 
 def _perturbed(content: CachingContent, scale: float, rng) -> CachingContent:
     """``content`` with every non-zero probability, the missing costs and the fetch cost
     multiplied by ``exp(scale N(0, 1))`` (rows renormalised): the support is kept. The
-    exponential is :func:`whittle_lib._portable.exp` (the same bits on every CPU), so the local
-    search takes the same path everywhere."""
+    exponential is :func:`whittle_lib.arithmetic.exp` (in the notebooks' portable mode the same
+    bits on every CPU), so the local search takes the same path everywhere."""
     def chain(P):
-        Q = P * _portable.exp(scale * rng.standard_normal(P.shape))
+        Q = P * arithmetic.exp(scale * rng.standard_normal(P.shape))
         return Q / Q.sum(axis=1, keepdims=True)
     K = content.n_levels
     return CachingContent(content.levels,
-                          content.missing_cost * _portable.exp(scale * rng.standard_normal(K)),
+                          content.missing_cost * arithmetic.exp(scale * rng.standard_normal(K)),
                           chain(content.P0), chain(content.P1),
-                          content.fetch_cost * float(_portable.exp(scale * rng.standard_normal())))
+                          content.fetch_cost * float(arithmetic.exp(scale * rng.standard_normal())))
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from whittle_lib import _portable as _fp
+from whittle_lib import arithmetic as _fp
 from whittle_lib import indices
 from whittle_lib.models import crawling, crawling_policies as policies
 from ..records import confidence_interval, format_estimate, share_reach
@@ -141,11 +141,11 @@ class BaseLawReading:
     def __post_init__(self):
         if self.law not in crawling.BASE_LAWS:
             raise ValueError(f"law must be one of {tuple(crawling.BASE_LAWS)}, got {self.law!r}")
-        crawling._check_base_law(self.law, self.shape)
+        crawling.check_base_law(self.law, self.shape)
 
     @property
     def kwargs(self) -> dict:
-        """The keywords of :func:`policies.simulate` that select this law."""
+        """The keywords of :func:`policies.simulate_crawling` that select this law."""
         return {"base_law": self.law, "base_shape": self.shape}
 
 
@@ -224,7 +224,7 @@ def skip_sweep(arrival_rates, laws=BASE_LAW_READINGS, *, source: int = 0, M: int
 
     For each arrival rate (Table I's sources with ``Lambda_i`` replaced) and each law of the
     base utility, the Whittle index policy with ``M`` crawls per period runs on the stochastic
-    model (eq. 17) through :func:`policies.simulate`: ``runs`` independent runs of ``window``
+    model (eq. 17) through :func:`policies.simulate_crawling`: ``runs`` independent runs of ``window``
     periods from ``x(0) = u`` (the figure), and ``replications`` runs of ``periods`` periods
     (the long run, the first ``burn_in`` dropped).
 
@@ -260,10 +260,10 @@ def skip_sweep(arrival_rates, laws=BASE_LAW_READINGS, *, source: int = 0, M: int
         rule = policies.WhittleRule(model)
         for k, law in enumerate(laws):
             g_window, g_long = children[2 * (j * len(laws) + k): 2 * (j * len(laws) + k) + 2]
-            short = policies.simulate(model, rule, M, window, stochastic=True, replications=runs,
+            short = policies.simulate_crawling(model, rule, M, window, stochastic=True, replications=runs,
                                       record=True, rng=g_window, **law.kwargs)
             skipped = int(np.sum(~short.active[:, :, source].all(axis=0)))
-            long = policies.simulate(model, rule, M, periods, stochastic=True,
+            long = policies.simulate_crawling(model, rule, M, periods, stochastic=True,
                                      replications=replications, record=True, rng=g_long,
                                      **law.kwargs)
             tail = long.active[burn_in:, :, source]
@@ -347,7 +347,7 @@ def one_run_spread(model: crawling.CrawlingModel, rule, M: int, *, laws=BASE_LAW
     t = float(stats.t.ppf(0.975, n_batches * replications - 1))
     out = []
     for law, g in zip(laws, children):
-        run = policies.simulate(model, rule, M, periods, stochastic=True,
+        run = policies.simulate_crawling(model, rule, M, periods, stochastic=True,
                                 replications=replications, rng=g, **law.kwargs)
         kept = run.rewards[burn_in:burn_in + n_batches * batch]
         means = kept.reshape(n_batches, batch, replications).mean(axis=1)
@@ -768,15 +768,15 @@ def readings_254(model: crawling.CrawlingModel, target: float, tolerance: float,
     only_1 = OnlySourceRule(0, model.n_sources)
     running, crossing, long_run, hits_179, both = {}, {}, {}, {}, {}
     for label, x0 in starts(model).items():
-        running[label] = running_average(policies.simulate(model, whittle, 1, horizon, x0=x0).rewards)
+        running[label] = running_average(policies.simulate_crawling(model, whittle, 1, horizon, x0=x0).rewards)
         crossing[label] = (np.flatnonzero(np.abs(running[label] - target) <= tolerance) + 1).tolist()
     for label, x0 in starts(model).items():
-        long_run[label] = policies.periodic_orbit(model, whittle, 1, x0=x0).average_reward
+        long_run[label] = policies.crawling_orbit(model, whittle, 1, x0=x0).average_reward
     for label, x0 in starts(model).items():
-        greedy = policies.simulate(model, only_1, 1, horizon, x0=x0).rewards
+        greedy = policies.simulate_crawling(model, only_1, 1, horizon, x0=x0).rewards
         hits_179[label] = horizons_matching(greedy, target_179, tolerance_179)
         both[label] = sorted(set(crossing[label]) & set(hits_179[label].tolist()))
-    greedy_at_hit = [float(np.mean(policies.simulate(model, only_1, 1, t,
+    greedy_at_hit = [float(np.mean(policies.simulate_crawling(model, only_1, 1, t,
                                                      x0=np.zeros(model.n_sources)).rewards))
                      for t in crossing["x(0) = 0 (empty)"]]
     readings = {"long-run average (objective (4)) from x(0) = u, 0 or u*":
@@ -785,9 +785,9 @@ def readings_254(model: crawling.CrawlingModel, target: float, tolerance: float,
         readings[f"average over the first t <= {horizon} periods from {label.split(' (')[0]}"] = \
             bool(both[label])
     printed = Printed2018Rule(model)
-    r_2018 = policies.simulate(model, printed, 1, horizon).rewards
+    r_2018 = policies.simulate_crawling(model, printed, 1, horizon).rewards
     hits_2018 = horizons_matching(r_2018, target, tolerance).tolist()
-    pattern_2018 = policies.simulate(model, printed, 1, 12, record=True).active[4:].argmax(-1) + 1
+    pattern_2018 = policies.simulate_crawling(model, printed, 1, 12, record=True).active[4:].argmax(-1) + 1
     return Readings254(int(horizon), target, tolerance, running, crossing, long_run, hits_179,
                        both, greedy_at_hit, hits_2018, pattern_2018, readings, float(target_179),
                        float(tolerance_179))
@@ -926,18 +926,18 @@ def quoted_readings(model: crawling.CrawlingModel, target_283: float, tolerance_
     QuotedReadings
     """
     whittle = policies.WhittleRule(model)
-    bound = crawling.relaxation_bound(model, 1).bound
-    budget = optimize.brentq(lambda M: crawling.relaxation_bound(model, M).bound - target_283, 1.0, 2.0)
+    bound = crawling.crawling_bound(model, 1).bound
+    budget = optimize.brentq(lambda M: crawling.crawling_bound(model, M).bound - target_283, 1.0, 2.0)
     rng_laws, rng_printed = np.random.default_rng(rng).spawn(2)
     spreads = one_run_spread(model, whittle, 1, periods=periods, replications=replications,
                              burn_in=burn_in, run_length=run_length, rng=rng_laws)
     spread_printed = one_run_spread(model, Printed2018Rule(model), 1, laws=BASE_LAW_READINGS[1:2],
                                     periods=periods, replications=replications, burn_in=burn_in,
                                     run_length=run_length, rng=rng_printed)[0]
-    det_value = {name: policies.periodic_orbit(m, policies.WhittleRule(m), 1).average_reward
+    det_value = {name: policies.crawling_orbit(m, policies.WhittleRule(m), 1).average_reward
                  for name, m in deterministic_readings(model).items()}
     running_283 = {label: horizons_matching(
-        policies.simulate(model, whittle, 1, horizon, x0=x0).rewards, target_283, tolerance_283).tolist()
+        policies.simulate_crawling(model, whittle, 1, horizon, x0=x0).rewards, target_283, tolerance_283).tolist()
         for label, x0 in starts(model).items()}
     readings_283 = {"deterministic, long run (any policy: relaxation bound)":
                     abs(bound - target_283) <= tolerance_283}
@@ -1011,7 +1011,7 @@ def boundary_ties(model: crawling.CrawlingModel, M: int, n_periods: int) -> int:
     if int(M) != M or not 1 <= M < model.n_sources:
         raise ValueError(f"M must be an integer in [1, {model.n_sources}), got {M!r}")
     whittle = policies.WhittleRule(model)
-    run = policies.simulate(model, whittle, M, n_periods, record=True)
+    run = policies.simulate_crawling(model, whittle, M, n_periods, record=True)
     ranked = -np.sort(-whittle(run.states, None, 0), axis=1)
     return int(np.sum(ranked[:, M - 1] == ranked[:, M]))
 
@@ -1030,7 +1030,7 @@ def tie_order_averages(model: crawling.CrawlingModel, M: int, *, decimals: int =
     values = set()
     for order in itertools.permutations(range(model.n_sources)):
         relabelled = model.subset(list(order))
-        orbit = policies.periodic_orbit(relabelled, policies.WhittleRule(relabelled), M,
+        orbit = policies.crawling_orbit(relabelled, policies.WhittleRule(relabelled), M,
                                         x0=np.zeros(model.n_sources))
         values.add(round(orbit.average_reward, decimals))
     return sorted(values)
@@ -1117,9 +1117,9 @@ def optimality_gap(model: crawling.CrawlingModel, M_values, age_cap: int) -> Opt
     """The index policy against greedy and round-robin rules, the exact optimum and the bound.
 
     On the deterministic model every policy's long-run average is exact
-    (:func:`policies.periodic_orbit`); the optimum is the age-capped MDP
+    (:func:`policies.crawling_orbit`); the optimum is the age-capped MDP
     (:func:`crawling.optimal_crawling`) and the bound Whittle's relaxation
-    (:func:`crawling.relaxation_bound`).
+    (:func:`crawling.crawling_bound`).
     """
     M_values = tuple(M_values)
     values, n_states, cap_binds = {}, {}, {}
@@ -1129,10 +1129,10 @@ def optimality_gap(model: crawling.CrawlingModel, M_values, age_cap: int) -> Opt
         rules["round robin (sliding)"] = policies.RoundRobinRule(model.n_sources, 1)
         names = tuple(rules) + ("optimal", "bound")
         for name, rule in rules.items():
-            values[name, M] = policies.periodic_orbit(model, rule, M).average_reward
+            values[name, M] = policies.crawling_orbit(model, rule, M).average_reward
         optimum = crawling.optimal_crawling(model, M, age_cap)
         values["optimal", M] = optimum.average_reward
-        values["bound", M] = crawling.relaxation_bound(model, M).bound
+        values["bound", M] = crawling.crawling_bound(model, M).bound
         n_states[M], cap_binds[M] = optimum.n_states, optimum.cap_binds
     return OptimalityGap(M_values, names, values, n_states, cap_binds, age_cap)
 
@@ -1170,7 +1170,7 @@ def reward_estimate(model: crawling.CrawlingModel, rule, M: int, *, periods: int
     """Mean reward of a priority policy on the stochastic model (eq. 17), with its interval.
 
     ``replications`` independent runs of ``periods`` periods from just-crawled sources
-    (:func:`policies.simulate`); each run's average after the first ``burn_in`` periods is one
+    (:func:`policies.simulate_crawling`); each run's average after the first ``burn_in`` periods is one
     observation of the mean reward per period, the paper's objective (4).
 
     Parameters
@@ -1198,7 +1198,7 @@ def reward_estimate(model: crawling.CrawlingModel, rule, M: int, *, periods: int
     """
     if int(burn_in) != burn_in or not 0 <= burn_in < periods:
         raise ValueError(f"burn_in must be an integer in [0, periods), got {burn_in!r}")
-    run = policies.simulate(model, rule, M, periods, stochastic=True, base_law=base_law,
+    run = policies.simulate_crawling(model, rule, M, periods, stochastic=True, base_law=base_law,
                             replications=replications, rng=rng)
     mean, half_width = confidence_interval(run.rewards[burn_in:].mean(axis=0))
     return RewardEstimate(mean, half_width, int(replications), int(periods - burn_in))

@@ -264,8 +264,8 @@ def reference_rewards(model: crawling.CrawlingModel) -> ReferenceRewards:
     if not isinstance(model, crawling.CrawlingModel):
         raise ValueError(f"model must be a CrawlingModel, got {type(model).__name__}")
     order = np.sort(model.u)[::-1]
-    orbit = policies.periodic_orbit(model, policies.WhittleRule(model), 1)
-    bound = crawling.relaxation_bound(model, 1).bound
+    orbit = policies.crawling_orbit(model, policies.WhittleRule(model), 1)
+    bound = crawling.crawling_bound(model, 1).bound
     return ReferenceRewards(u=np.array(model.u), best=float(order[0]), second=float(order[1]),
                             whittle=float(orbit.average_reward), bound=float(bound),
                             period=int(orbit.period))
@@ -456,7 +456,7 @@ def simulate_whittle(model: crawling.CrawlingModel, n_steps: int, replications: 
     """The Whittle index policy with one crawler on the stochastic model, eq. (17) of [2].
 
     Random arrivals with exponential base utilities
-    (:func:`whittle_lib.models.crawling_policies.simulate`), ``replications`` independent runs
+    (:func:`whittle_lib.models.crawling_policies.simulate_crawling`), ``replications`` independent runs
     of ``n_steps`` periods; the 2019 paper quotes 283 for this policy (Sec. V).
 
     Parameters
@@ -468,7 +468,7 @@ def simulate_whittle(model: crawling.CrawlingModel, n_steps: int, replications: 
     """
     if not isinstance(model, crawling.CrawlingModel):
         raise ValueError(f"model must be a CrawlingModel, got {type(model).__name__}")
-    res = policies.simulate(model, policies.WhittleRule(model), 1, n_steps, stochastic=True,
+    res = policies.simulate_crawling(model, policies.WhittleRule(model), 1, n_steps, stochastic=True,
                             replications=replications, rng=np.random.default_rng(rng))
     mean, hw = _mean_ci(res.average_reward)
     return WhittleEstimate(mean, hw, int(replications), int(n_steps))
@@ -476,6 +476,8 @@ def simulate_whittle(model: crawling.CrawlingModel, n_steps: int, replications: 
 
 #: The notes of the rows of the rewards Section V measures its run against (Sec. II; new rows).
 REFERENCE_NOTES = MappingProxyType({
+    # the two notes below are stored in data/results (byte-identical since issue 32): they name
+    # policies.crawling_orbit and crawling.crawling_bound by their names of before the rename
     "whittle": "exact average over the periodic orbit (policies.periodic_orbit); equals Whittle's "
                "relaxation bound",
     "bound": "crawling.relaxation_bound(model, 1): no M=1 policy earns more on the deterministic "

@@ -13,7 +13,7 @@ left open and the computations that decide whether a verdict against it survives
   reward on the deterministic model (:math:`U \equiv u`) whatever the law of the utilities,
   and the spread of one run is exact too (:func:`schedule_run_sd`). :func:`greedy_readings`
   lists every reading of the printed rule we can name; :func:`greedy_reading_rewards`
-  computes each exactly (:func:`whittle_lib.models.crawling_policies.periodic_orbit`).
+  computes each exactly (:func:`whittle_lib.models.crawling_policies.crawling_orbit`).
 * **The index of the stochastic model.** The library's
   :func:`whittle_lib.models.crawling.stochastic_whittle_index` computes it independently of the
   learning code, by renewal Monte Carlo over threshold policies; :func:`compare_indices` sets it
@@ -56,7 +56,7 @@ from ..records import confidence_interval, format_estimate
 from whittle_lib.stats import run_tasks
 from whittle_lib.learning.index_learning import (CrawlerIndexProblem, LearnedIndexRule, StepSizes,
                                                  learn_whittle_index_many)
-from whittle_lib import _portable as _fp
+from whittle_lib import arithmetic as _fp
 from .crawling_2015 import index_2018
 
 __all__ = [
@@ -350,7 +350,7 @@ def greedy_reading_rewards(model: CrawlingModel, M=(1, 2), *, n_periods: int = 1
     sd = np.full((len(readings), len(Ms)), np.nan)
     for j, reading in enumerate(readings):
         for c, m in enumerate(Ms):
-            orbit = policies.periodic_orbit(model, reading.rule, m)
+            orbit = policies.crawling_orbit(model, reading.rule, m)
             rewards[j, c] = orbit.average_reward
             if reading.fixed_schedule:
                 sd[j, c] = schedule_run_sd(model, orbit, n_periods, base_law=base_law)
@@ -391,7 +391,7 @@ def schedule_run_sd(model: CrawlingModel, orbit, n_periods: int, *,
     ----------
     model : CrawlingModel
     orbit : PeriodicOrbit
-        From :func:`whittle_lib.models.crawling_policies.periodic_orbit` with a fixed-schedule rule.
+        From :func:`whittle_lib.models.crawling_policies.crawling_orbit` with a fixed-schedule rule.
     n_periods : int
     """
     if int(n_periods) != n_periods or n_periods < 1:
@@ -463,10 +463,10 @@ def evaluate_on_common_arrivals(model: CrawlingModel, rule, M, n_periods: int, *
                                 rng, base_law: str = "exponential") -> np.ndarray:
     """Average reward of ``slots`` priority policies that all see the *same* arrivals.
 
-    The loop of :func:`whittle_lib.models.crawling_policies.simulate` (stochastic model, eq. 17, ties to the
+    The loop of :func:`whittle_lib.models.crawling_policies.simulate_crawling` (stochastic model, eq. 17, ties to the
     lowest number, start at ``u``), with the state carrying a leading axis of ``slots``
     policies and one new utility per source and period broadcast to all of them
-    (:func:`whittle_lib.models.crawling_policies.simulate_many`). With one slot it draws
+    (:func:`whittle_lib.models.crawling_policies.simulate_crawling_many`). With one slot it draws
     exactly what ``simulate`` draws and returns the same average (a test).
     Used to compare many learned indices on common random numbers at the cost of one run.
 
@@ -486,7 +486,7 @@ def evaluate_on_common_arrivals(model: CrawlingModel, rule, M, n_periods: int, *
         raise ValueError(f"slots must be a positive integer, got {slots!r}")
     if int(n_periods) != n_periods or n_periods < 1:
         raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
-    runs = policies.simulate_many(model, rule, M, int(n_periods), slots=int(slots), stochastic=True,
+    runs = policies.simulate_crawling_many(model, rule, M, int(n_periods), slots=int(slots), stochastic=True,
                                   base_law=base_law, rng=np.random.default_rng(rng))
     # the mean over periods of the (T, slots) rewards, as this loop always took it
     return np.stack([run.rewards for run in runs], axis=-1).mean(axis=0)
@@ -725,7 +725,7 @@ def table_one_settings(model: CrawlingModel, paper: TableTwoPaper) -> SettingChe
     :math:`\theta_i` the mean base utility or the rate of its exponential law (Sec. IV-B).
 
     Round robin's expected reward is linear in the arrivals, so its exact value on the
-    deterministic model (:func:`whittle_lib.models.crawling_policies.periodic_orbit`) is its
+    deterministic model (:func:`whittle_lib.models.crawling_policies.crawling_orbit`) is its
     expected reward on the stochastic model: it tells which setting the paper simulated.
     """
     theta = np.array(TABLE_ONE_THETA)
@@ -735,9 +735,9 @@ def table_one_settings(model: CrawlingModel, paper: TableTwoPaper) -> SettingChe
         "Lambda=250, mean 1/theta (rate theta)": CrawlingModel(1 / theta, model.mu, [250.0] * 4),
         "Lambda=25, mean 1/theta (rate theta)": CrawlingModel(1 / theta, model.mu, [25.0] * 4),
     }
-    rewards = np.array([[policies.periodic_orbit(mdl, policies.RoundRobinRule(4, 1), 1).average_reward,
-                         policies.periodic_orbit(mdl, policies.RoundRobinRule(4, 1), 2).average_reward,
-                         policies.periodic_orbit(mdl, policies.RoundRobinRule(4, 2), 2).average_reward]
+    rewards = np.array([[policies.crawling_orbit(mdl, policies.RoundRobinRule(4, 1), 1).average_reward,
+                         policies.crawling_orbit(mdl, policies.RoundRobinRule(4, 1), 2).average_reward,
+                         policies.crawling_orbit(mdl, policies.RoundRobinRule(4, 2), 2).average_reward]
                         for mdl in candidates.values()])
     rr = (paper.value["Round Robin", 1], paper.value["Round Robin", 2])
     matches = tuple(name for name, (r1, r21, _) in zip(candidates, rewards)
@@ -824,9 +824,9 @@ def printed_index_check(model: CrawlingModel) -> PrintedIndexCheck:
     exact = crawling.whittle_index(xs, u, alpha)
     by_def = np.array([[crawling.index_by_definition(kk, model.u[i], model.alpha[i]) for kk in ks[:6]]
                        for i in range(4)])
-    orbit = {M: (policies.periodic_orbit(model, policies.WhittleRule(model), M).average_reward,
-                 policies.periodic_orbit(model, PrintedIndexRule(model), M).average_reward,
-                 policies.periodic_orbit(model, policies.ExpectedValueRule(model), M).average_reward)
+    orbit = {M: (policies.crawling_orbit(model, policies.WhittleRule(model), M).average_reward,
+                 policies.crawling_orbit(model, PrintedIndexRule(model), M).average_reward,
+                 policies.crawling_orbit(model, policies.ExpectedValueRule(model), M).average_reward)
              for M in (1, 2)}
     return PrintedIndexCheck(printed, exact, float(np.abs(exact[:, :6] - by_def).max()), orbit)
 
@@ -1249,7 +1249,7 @@ _WHITTLE_SLOTS = ("Deterministic", "Stochastic without Projection", "Stochastic 
 @dataclass(frozen=True, eq=False)
 class _TableTwoRule:
     """Table II's policies as the slots of one rule for
-    :func:`whittle_lib.models.crawling_policies.simulate_many` (picklable).
+    :func:`whittle_lib.models.crawling_policies.simulate_crawling_many` (picklable).
 
     Slots ``(name, M)`` in :attr:`keys`' order, ``M = 1, 2`` side by side: the exact index and
     the four learned indices first, whose ``gamma*(x)`` is computed once for all ten (as
@@ -1270,8 +1270,8 @@ class _TableTwoRule:
         object.__setattr__(self, "_Y", np.repeat(np.asarray(self.ys, dtype=float), 2, axis=-3))
         object.__setattr__(self, "_others", (PrintedIndexRule(m), policies.ExpectedValueRule(m),
                                              policies.RoundRobinRule(m.n_sources, 1)))
-        # policies.WhittleRule's constants (the problem's gamma* uses the same ones)
-        object.__setattr__(self, "_constants", crawling._index_constants(m.u, m.alpha))
+        # policies.WhittleRule's index (the problem's gamma* uses the same constants)
+        object.__setattr__(self, "_index", crawling.ClosedFormIndex.of(m))
 
     keys = tuple((name, M) for name in _WHITTLE_SLOTS + (_PRINTED, "Greedy", "Round Robin")
                  for M in (1, 2))
@@ -1279,7 +1279,7 @@ class _TableTwoRule:
     def __call__(self, x, age, t):
         problem, m = self.problem, self.problem.model
         out = np.empty(x.shape)
-        gamma = crawling._whittle_index(x[..., :10, :], *self._constants)
+        gamma = self._index(x[..., :10, :])
         det = gamma[..., :2, :]
         out[..., :2, :] = det / m.cost if np.any(m.cost != 1.0) else det     # WhittleRule
         base = gamma[..., 2:, :]                                             # LearnedIndexRule
@@ -1315,7 +1315,7 @@ def _table_two_runs(problem, ys, n_periods, replications, seed, base_law) -> tup
     rule = _TableTwoRule(problem, ys)
     arrivals = crawling.draw_new_utilities(model, n_periods, replications,
                                            rng=np.random.default_rng(seed), base_law=base_law)
-    runs = policies.simulate_many(model, rule, [M for _, M in rule.keys], n_periods,
+    runs = policies.simulate_crawling_many(model, rule, [M for _, M in rule.keys], n_periods,
                                   slots=len(rule.keys), stochastic=True, replications=replications,
                                   base_law=base_law, utilities=arrivals)
     return {key: run.average_reward for key, run in zip(rule.keys, runs)}, arrivals
@@ -1333,11 +1333,11 @@ def simulate_table_two(problem: CrawlerIndexProblem, learned, learned_state, *, 
     without projection); in replication ``j`` the learned policies use the weights of ``j``.
 
     The policies run in lock-step as the slots of one simulation
-    (:func:`whittle_lib.models.crawling_policies.simulate_many`, one draw of the arrivals
+    (:func:`whittle_lib.models.crawling_policies.simulate_crawling_many`, one draw of the arrivals
     replayed), the two greedy readings that look at the state in another (one run of their own
     arrivals, :func:`evaluate_on_common_arrivals`); the two on both cores
     (:func:`whittle_lib.stats.run_tasks`, with ``max_workers``). Each number is the one a
-    simulation of its policy alone gives (:func:`whittle_lib.models.crawling_policies.simulate`
+    simulation of its policy alone gives (:func:`whittle_lib.models.crawling_policies.simulate_crawling`
     with ``rng=default_rng(seed)``), bit for bit.
     """
     model = problem.model
@@ -1440,9 +1440,9 @@ class ExtendedIndexRule:
                               else np.full(m.n_sources, _CONSTANT.get(e.above, 0.0)) for e in ext])
         object.__setattr__(self, "_masks",
                            (printed, below_fix, below_val, above_x, above_fix, above_val))
-        # crawling.whittle_index's per-source constants, once (it redoes them on every call;
-        # its division by C = 1 is exact, so _whittle_index gives its bits)
-        object.__setattr__(self, "_exact", crawling._index_constants(m.u, m.alpha))
+        # crawling.whittle_index with its per-source constants once (it redoes them on every
+        # call; its division by C = 1 is exact, so ClosedFormIndex gives its bits)
+        object.__setattr__(self, "_exact", crawling.ClosedFormIndex.of(m))
         object.__setattr__(self, "_printed_form", _PrintedForm(m))
         # the slots of each form: a slice where they are consecutive (a view, not a copy)
         on = printed[:, 0]
@@ -1455,7 +1455,7 @@ class ExtendedIndexRule:
         gamma = np.empty(x.shape)
         on, off = self._forms                      # each form only on its own slots (the cost)
         gamma[..., on, :] = self._printed_form(x[..., on, :])
-        gamma[..., off, :] = crawling._whittle_index(x[..., off, :], *self._exact)
+        gamma[..., off, :] = self._exact(x[..., off, :])
         below, above = x < m.u, x >= m.u_star
         # the continuations, later ones over earlier ones (as nested np.where would choose)
         np.copyto(gamma, below_val, where=below & below_fix)
@@ -1492,7 +1492,7 @@ class UtilityLaw:
         if not self.arrival_rate > 0:
             raise ValueError(f"arrival_rate must be > 0, got {self.arrival_rate!r}")
         if self.base_law is not None:
-            crawling._check_base_law(self.base_law, self.base_shape)
+            crawling.check_base_law(self.base_law, self.base_shape)
 
     def model(self) -> CrawlingModel:
         """Table I under this reading (the index uses its ``u``)."""
@@ -1532,7 +1532,7 @@ def _law_arrivals(law: UtilityLaw, n_periods: int, replications: int, rng) -> np
 def _extension_runs(model: CrawlingModel, extensions: tuple, arrivals: list) -> list:
     """The average rewards of every extension for ``M = 1, 2``, one ``(2, S, R_k)`` array per
     block of ``arrivals`` (``(T, R_k, N)`` each, the runs of one law): all of them in one
-    lock-step simulation (:func:`whittle_lib.models.crawling_policies.simulate_many`), the
+    lock-step simulation (:func:`whittle_lib.models.crawling_policies.simulate_crawling_many`), the
     extensions twice as slots (``M = 1``, then ``M = 2``) and the blocks as replications."""
     S = len(extensions)
     # the slots (extension, M): each form's for M = 1 and 2 side by side, so that each form's
@@ -1542,7 +1542,7 @@ def _extension_runs(model: CrawlingModel, extensions: tuple, arrivals: list) -> 
     rule = ExtendedIndexRule(model, tuple(extensions[e] for e, _ in slots))
     T = arrivals[0].shape[0]
     stacked = np.concatenate(arrivals, axis=1)                      # (T, R, N)
-    runs = policies.simulate_many(model, rule, [M for _, M in slots], T, slots=2 * S,
+    runs = policies.simulate_crawling_many(model, rule, [M for _, M in slots], T, slots=2 * S,
                                   stochastic=True, replications=stacked.shape[1],
                                   utilities=stacked)
     # back in the order (M, extension)
@@ -1563,10 +1563,10 @@ def _extension_runs(model: CrawlingModel, extensions: tuple, arrivals: list) -> 
 def extension_rewards(law: UtilityLaw, extensions, *, n_periods: int, replications: int,
                       rng) -> np.ndarray:
     """Average reward of every continued index (:class:`ExtendedIndexRule`) for ``M = 1`` and
-    ``M = 2``, on common arrivals: the loop of :func:`whittle_lib.models.crawling_policies.simulate`
+    ``M = 2``, on common arrivals: the loop of :func:`whittle_lib.models.crawling_policies.simulate_crawling`
     (stochastic model, eq. 17, from ``x = u``, ties to the lowest number), with slots for the
     extensions and both budgets sharing each period's utilities
-    (:func:`whittle_lib.models.crawling_policies.simulate_many`). Drawn as ``simulate`` draws
+    (:func:`whittle_lib.models.crawling_policies.simulate_crawling_many`). Drawn as ``simulate`` draws
     them with ``replications`` (a test checks that the exact index continued by its formula
     gives ``simulate``'s rewards), so runs with the same ``rng`` seed see the same arrivals.
 

@@ -43,7 +43,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import sparse
 
-from whittle_lib import _portable as _fp
+from whittle_lib import arithmetic as _fp
 from whittle_lib import mdp as _mdp
 from whittle_lib.models import robots as _q
 from ..records import parse_setting as _parse_setting
@@ -287,7 +287,8 @@ def static_cost_loss_probability(rho, gamma: float, K: int) -> np.ndarray:
     K = int(K)
     out = np.empty_like(rho)
     # mm1k_distribution(x, K) for all x at once, row by row the same bits: its powers are
-    # element-wise (whittle_lib._portable) and each row's sum is the sum of one row
+    # element-wise (whittle_lib.arithmetic.power, as there) and each row's sum is the sum of
+    # one row
     i = np.arange(K + 1)
     for above in (False, True):
         rows = (rho > 1) == above

@@ -1,11 +1,15 @@
-"""Learning the Whittle policy of the crawling problem: the two learning schemes.
+"""Learning the Whittle policy: the two learning schemes of the crawling papers.
 
 ``lspe``
-    LSPE(0) learning of a parametrised threshold policy (Avrachenkov & Borkar 2019).
+    LSPE(0) learning of a parametrised threshold policy (Avrachenkov & Borkar 2019). Specific
+    to the crawling model by the paper's design (its thresholds depend on the other sources'
+    states): :func:`run_lspe` takes a ``CrawlingModel`` only.
 ``index_learning``
     two-timescale reinforcement learning of the Whittle index (Borkar & Chadha 2018):
-    LSPE(0) for the Poisson equation of a threshold policy, a slower iteration for the index,
-    the crawler instance with the cosine perturbation and its projection.
+    LSPE(0) for the Poisson equation of a threshold policy, a slower iteration for the index.
+    Generic: :func:`learn_whittle_index` learns the index of a finite arm of your own (a
+    ``RestlessArm``, or :class:`FiniteArmIndexProblem`) as well as Section IV's crawler
+    instance (:class:`CrawlerIndexProblem`, the cosine perturbation and its projection).
 """
 
 from .index_learning import (CrawlerIndexProblem, FiniteArmIndexProblem, IndexLearningResult,

@@ -14,12 +14,20 @@ chain:
   (5): ``R_a(x) - R_b(x) + V(X', x) - V(X'', x)`` with ``X' ~ p_a(.|x)``, ``X'' ~ p_b(.|x)``
   and the value function of the threshold ``x~ = x``. Its step ``a(n) = o(c(n))``.
 
-Section IV's crawler instance (:class:`CrawlerIndexProblem`) perturbs the closed-form index of
-the deterministic model, ``gamma(x) = gamma*(x) + Psi(x)^T y`` with the cosine features
-``Psi_i = k gamma*(x) cos(i arg(x))``, and optionally projects ``y`` onto
-``|Psi(X_n)^T y| <= |p gamma*(X_n)|`` (:func:`project_perturbation`, exact).
-:class:`FiniteArmIndexProblem` is the same scheme on a finite arm with tabular features, where
-the exact index is known (the tests use it).
+The scheme is generic: :func:`learn_whittle_index` runs it on any *problem* (an arm, its
+features and its draws). Two are given:
+
+* :class:`FiniteArmIndexProblem`: any finite arm of your own
+  (:class:`~whittle_lib.arms.RestlessArm`, which ``learn_whittle_index`` also takes directly),
+  with tabular features; its states must be ordered so that threshold policies are optimal
+  (Whittle indices nondecreasing in the state), which it checks. The learned ``y`` is then the
+  arm's average-reward Whittle index, state by state;
+* :class:`CrawlerIndexProblem`: Section IV's crawler instance, specific to the crawling model
+  by the paper's design (a :class:`~whittle_lib.models.crawling.CrawlingModel` only). It
+  perturbs the closed-form index of the deterministic model, ``gamma(x) = gamma*(x) +
+  Psi(x)^T y`` with the cosine features ``Psi_i = k gamma*(x) cos(i arg(x))``, and optionally
+  projects ``y`` onto ``|Psi(X_n)^T y| <= |p gamma*(X_n)|`` (:func:`project_perturbation`,
+  exact).
 
 Everything is vectorised over a batch of independent learners (sources, replications,
 variants): the Python loop runs over time steps only.
@@ -34,13 +42,17 @@ least squares", IEEE TAC 54(7), 2009 (LSPE).
 
 from __future__ import annotations
 
+import contextvars
 import math
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import _portable as fp
+from .. import arithmetic as fp
+from .._results import ShortRepr
+from .._validation import check_choice, check_integer, check_real, check_rng, real_array
 from ..models import crawling
 from ..arms import RestlessArm
 from ..models.crawling import CrawlingModel
@@ -86,17 +98,17 @@ class StepSizes:
     n0: float = 1000.0
 
     def __post_init__(self) -> None:
-        if not 0 < self.c0 <= 1:
-            raise ValueError(f"c0 must lie in (0, 1], got {self.c0!r}")
-        if not (math.isfinite(self.a0) and self.a0 > 0):
-            raise ValueError(f"a0 must be positive and finite, got {self.a0!r}")
-        if not 0.5 < self.c_power <= 1:
-            raise ValueError(f"c_power must lie in (1/2, 1], got {self.c_power!r}")
-        if not self.c_power < self.a_power <= 1:
+        positive = dict(low=0.0, high=np.inf, low_open=True, high_open=True)
+        object.__setattr__(self, "c0", check_real("c0", self.c0, 0.0, 1.0, low_open=True))
+        object.__setattr__(self, "a0", check_real("a0", self.a0, **positive))
+        object.__setattr__(self, "c_power", check_real("c_power", self.c_power, 0.5, 1.0,
+                                                       low_open=True))
+        a_power = check_real("a_power", self.a_power, 0.0, 1.0, low_open=True)
+        if not self.c_power < a_power:
             raise ValueError(f"a_power must lie in (c_power={self.c_power!r}, 1] so that "
                              f"a(n) = o(c(n)), got {self.a_power!r}")
-        if not (math.isfinite(self.n0) and self.n0 > 0):
-            raise ValueError(f"n0 must be positive and finite, got {self.n0!r}")
+        object.__setattr__(self, "a_power", a_power)
+        object.__setattr__(self, "n0", check_real("n0", self.n0, **positive))
 
     def c(self, n):
         """LSPE step ``c(n)`` of (10)."""
@@ -139,13 +151,22 @@ def project_perturbation(y_tilde, psi, bound):
     >>> y.tolist(), bool(moved)
     ([1.0, 4.0], True)
     """
-    y_tilde = np.asarray(y_tilde, dtype=float)
-    psi = np.asarray(psi, dtype=float)
-    bound = np.asarray(bound, dtype=float)
-    if np.any(bound < 0) or np.any(np.isnan(bound)):
-        bad = bound[(bound < 0) | np.isnan(bound)].ravel()[0]
-        raise ValueError(f"bound must be >= 0, got {bad!r}")
+    y_tilde, psi = _finite("y_tilde", y_tilde), _finite("psi", psi)
+    bound = real_array("bound", bound, low=0.0)
+    if y_tilde.ndim < 1 or psi.shape[-1:] != y_tilde.shape[-1:]:
+        raise ValueError(f"y_tilde and psi must have shape (..., K) with one K, got "
+                         f"{y_tilde.shape} and {psi.shape}")
+    try:
+        np.broadcast_shapes(y_tilde.shape[:-1], psi.shape[:-1], bound.shape)
+    except ValueError:
+        raise ValueError(f"the leading shapes of y_tilde {y_tilde.shape[:-1]}, psi "
+                         f"{psi.shape[:-1]} and bound {bound.shape} do not broadcast") from None
     return _project(y_tilde, psi, bound)
+
+
+def _finite(name, value):
+    """An array of finite numbers (any shape)."""
+    return real_array(name, value, low=-np.inf, high=np.inf, low_open=True, high_open=True)
 
 
 def _project(y_tilde, psi, bound):
@@ -169,8 +190,18 @@ def lspe_target(r, B, A, b):
     can be passed directly. Batched: ``r`` (..., m), ``B``, ``A`` (..., m, m), ``b`` (..., m).
     ``B`` is symmetric positive definite (a sum of ``phi phi^T`` plus the identity); the
     system is solved by Cholesky without LAPACK, so that a learning run gives the same bits on
-    every CPU (``whittle_lib._portable``).
+    every CPU (:func:`whittle_lib.arithmetic.solve_spd`, in either mode).
+
+    Examples
+    --------
+    >>> lspe_target([0.0, 0.0], [[2.0, 0.0], [0.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [1.0, 2.0])
+    array([0.5, 0.5])
     """
+    r, B, A, b = (_finite(name, v) for name, v in (("r", r), ("B", B), ("A", A), ("b", b)))
+    m = r.shape[-1:] if r.ndim else ()
+    if not m or B.shape[-2:] != m * 2 or A.shape[-2:] != m * 2 or b.shape[-1:] != m:
+        raise ValueError(f"r and b must have shape (..., m), B and A (..., m, m), got "
+                         f"{r.shape}, {B.shape}, {A.shape} and {b.shape}")
     return r + fp.solve_spd(B, fp.matvec(A, r) + b)
 
 
@@ -178,25 +209,69 @@ def lspe_target(r, B, A, b):
 
 @dataclass(frozen=True, eq=False)
 class FiniteArmIndexProblem:
-    """Section III on a finite arm (:class:`~whittle_lib.arms.RestlessArm`), tabular features.
+    """Section III on a finite arm of your own (:class:`~whittle_lib.arms.RestlessArm`), with
+    tabular features: the generic entry of :func:`learn_whittle_index`.
 
     States ``0..n-1``; threshold policy ``x~``: active iff ``x >= x~``. ``kappa`` is uniform
     on ``0..n-1``. ``Phi(x, x~)`` is the indicator of the pair (``m = n**2``), ``Psi(x)`` the
     indicator of ``x`` (``K = n``, so ``y`` is the index itself), no base index and no
     projection. The active and passive successors of (11) are drawn from one uniform by
-    inversion (a coupling: each has its own law).
+    inversion (a coupling: each has its own law). The learned ``y`` estimates the arm's
+    Whittle index under the average reward, state by state.
 
     Parameters
     ----------
     arm : RestlessArm
-        Its Whittle indices must be nondecreasing in the state for the threshold form to hold.
+        Indexable, with its states ordered so that threshold policies are optimal: Whittle
+        indices (average reward) nondecreasing in the state. Checked here: otherwise the
+        scheme's fixed point is not the index, and a ``ValueError`` says which states to swap
+        (relabel the states by the order it gives, ``arm`` matrices indexed by it).
+    check : bool
+        Whether to check the order (the check solves the arm's indices once; ``False`` skips
+        it, for an arm known to be ordered).
+
+    Raises
+    ------
+    TypeError
+        For an ``arm`` that is not a :class:`~whittle_lib.arms.RestlessArm`.
+    ValueError
+        For an arm that is not indexable or whose indices decrease somewhere.
+
+    Notes
+    -----
+    Whether the iterates settle depends on the step sizes and on how fast the arm's chain
+    mixes: on an arm whose active action resets it and whose passive one drifts slowly (a
+    wear/repair machine), the index iteration (11) can run away for every step size of
+    :class:`StepSizes` we tried. Compare ``y`` with :func:`whittle_lib.whittle_indices` on a
+    small instance before trusting a run.
+
+    Examples
+    --------
+    An arm of one's own, its states relabelled by increasing index (the order the check's
+    message gives), then learned:
+
+    >>> import numpy as np
+    >>> from whittle_lib import RestlessArm, random_arm, whittle_indices
+    >>> arm = random_arm(4, rng=7)
+    >>> order = np.argsort(whittle_indices(arm, discount=1.0).indices)
+    >>> mine = RestlessArm(arm.P0[np.ix_(order, order)], arm.P1[np.ix_(order, order)],
+    ...                    arm.R0[order], arm.R1[order])
+    >>> run = learn_whittle_index(mine, 2_000, rng=2018, steps=StepSizes(a0=0.2))
+    >>> exact = whittle_indices(mine, discount=1.0).indices
+    >>> bool(np.abs(run.y - exact).max() < 0.5 < np.ptp(exact))    # a range of 3.3
+    True
     """
 
     arm: RestlessArm
+    check: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.arm, RestlessArm):
-            raise ValueError(f"arm must be a RestlessArm, got {type(self.arm).__name__}")
+            raise TypeError(f"arm must be a RestlessArm, got {type(self.arm).__name__}")
+        if not isinstance(self.check, (bool, np.bool_)):
+            raise TypeError(f"check must be True or False, got {self.check!r}")
+        if self.check:
+            _check_threshold_order(self.arm)
         object.__setattr__(self, "_cdf0", np.cumsum(self.arm.P0, axis=1))
         object.__setattr__(self, "_cdf1", np.cumsum(self.arm.P1, axis=1))
 
@@ -260,9 +335,41 @@ class FiniteArmIndexProblem:
         return active, passive
 
 
+#: The criterion of whittle_indices for the average reward.
+_AVERAGE = 1.0
+
+
+def _check_threshold_order(arm: RestlessArm) -> None:
+    """ValueError unless the arm is indexable with indices nondecreasing in the state."""
+    from ..indices import whittle_indices
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # the verdict below says what went wrong
+        result = whittle_indices(arm, discount=_AVERAGE)
+    if not result.indexable:
+        raise ValueError(f"the arm is not indexable under the average reward "
+                         f"({result.status.value}): the scheme learns a Whittle index, which "
+                         "it does not have")
+    w = np.asarray(result.indices, dtype=float)
+    scale = max(1.0, float(np.abs(w).max()))
+    drops = np.flatnonzero(np.diff(w) < -1e-9 * scale)
+    if drops.size:
+        x = int(drops[0])
+        order = np.argsort(w, kind="stable").tolist()
+        raise ValueError(f"the arm's Whittle index decreases from state {x} to state {x + 1} "
+                         f"({w[x]:.6g} > {w[x + 1]:.6g}): threshold policies are not optimal "
+                         f"in this state order, and the learned values would not be the index. "
+                         f"Relabel the states by increasing index, order {order} (P[order][:, "
+                         f"order], R[order])")
+
+
 @dataclass(frozen=True, eq=False)
 class CrawlerIndexProblem:
     r"""Section IV's crawler: one learner per source of a :class:`CrawlingModel`.
+
+    Specific to the crawling model by the paper's design: its base index is the crawling
+    model's closed form, its features are scaled by ``u*`` and its draws are the model's
+    arrivals (a ``TypeError`` for another model; an arm of your own is
+    :class:`FiniteArmIndexProblem`).
 
     ``R_a(x) = x``, ``R_b = 0``; active: ``X' = U``, passive: ``X'' = alpha X + U`` with the
     same new utility ``U`` (eq. 17; Poisson arrivals, base utilities of law ``base_law``).
@@ -304,24 +411,20 @@ class CrawlerIndexProblem:
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, CrawlingModel):
-            raise ValueError(f"model must be a CrawlingModel, got {type(self.model).__name__}")
-        if not (math.isfinite(self.k) and self.k > 0):
-            raise ValueError(f"k must be positive and finite, got {self.k!r}")
+            raise TypeError(f"model must be a CrawlingModel (Section IV's crawler instance), got "
+                            f"{type(self.model).__name__}; for a finite arm of your own use "
+                            "FiniteArmIndexProblem(arm)")
+        positive = dict(low=0.0, high=np.inf, low_open=True, high_open=True)
+        object.__setattr__(self, "k", check_real("k", self.k, **positive))
         variants = isinstance(self.p, (list, tuple, np.ndarray))
         ps = list(self.p) if variants else [self.p]
         if variants and not ps:
             raise ValueError("p must not be an empty sequence")
-        for v in ps:
-            if v is not None and not (isinstance(v, (int, float, np.floating))
-                                      and math.isfinite(v) and v > 0):
-                raise ValueError(f"p must be positive and finite or None, got {v!r}")
-        if int(self.n_cosines) != self.n_cosines or self.n_cosines < 1:
-            raise ValueError(f"n_cosines must be a positive integer, got {self.n_cosines!r}")
-        if not (math.isfinite(self.kappa_scale) and self.kappa_scale > 0):
-            raise ValueError(f"kappa_scale must be positive and finite, got {self.kappa_scale!r}")
-        if self.base_law not in ("exponential", "deterministic"):
-            raise ValueError("base_law must be 'exponential' or 'deterministic', "
-                             f"got {self.base_law!r}")
+        ps = [None if v is None else check_real("p", v, **positive) for v in ps]
+        object.__setattr__(self, "n_cosines", check_integer("n_cosines", self.n_cosines, 1))
+        object.__setattr__(self, "kappa_scale",
+                           check_real("kappa_scale", self.kappa_scale, **positive))
+        check_choice("base_law", self.base_law, ("exponential", "deterministic"))
         p_arr = np.array([np.inf if v is None else float(v) for v in ps])
         # cached model constants: the properties of CrawlingModel revalidate on every access
         object.__setattr__(self, "_p", p_arr if variants else p_arr[0])
@@ -330,9 +433,9 @@ class CrawlerIndexProblem:
         object.__setattr__(self, "_alpha", self.model.alpha)
         object.__setattr__(self, "_u_star", self.model.u_star)
         object.__setattr__(self, "_cos_i", np.arange(1, int(self.n_cosines) + 1, dtype=float))
-        # the index's per-source constants (crawling.whittle_index would redo them every step)
-        object.__setattr__(self, "_index_constants",
-                           crawling._index_constants(self._u, self._alpha))
+        # the index with its per-source constants once, portably (crawling.whittle_index would
+        # redo them every step)
+        object.__setattr__(self, "_index", crawling.ClosedFormIndex.of(self.model))
 
     @property
     def n_features(self) -> int:
@@ -370,7 +473,7 @@ class CrawlerIndexProblem:
 
     def base_index(self, x):
         """``gamma*(x)``, the exact index of the deterministic model."""
-        return crawling._whittle_index(x, *self._index_constants)   # whittle_index, C = 1
+        return crawling._whittle_index(x, *self._index.constants)   # whittle_index, C = 1
 
     def psi(self, x, base=None):
         """``Psi(x)``, shape (..., K); ``base`` = ``gamma*(x)`` if already computed."""
@@ -420,8 +523,8 @@ class CrawlerIndexProblem:
 
 # -- the coupled iteration ------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class IndexLearningResult:
+@dataclass(frozen=True, repr=False)
+class IndexLearningResult(ShortRepr):
     """What :func:`learn_whittle_index` did.
 
     Attributes
@@ -491,10 +594,13 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
 
     Parameters
     ----------
-    problem : FiniteArmIndexProblem or CrawlerIndexProblem
-        Anything with the same methods (``draw``, ``successors``, ``phi``, ``psi``,
-        ``base_index``, ``bound``, ``reward_active``, ``reward_passive``, ``initial_state``,
-        ``step_scale``, ``check_batch_shape``).
+    problem : RestlessArm, FiniteArmIndexProblem or CrawlerIndexProblem
+        The arm to learn: a finite arm of your own (a ``RestlessArm`` is
+        ``FiniteArmIndexProblem(arm)``), the crawling model's sources
+        (:class:`CrawlerIndexProblem`), or anything with the same methods (``draw``,
+        ``successors``, ``phi``, ``psi``, ``base_index``, ``bound``, ``reward_active``,
+        ``reward_passive``, ``initial_state``, ``step_scale``, ``check_batch_shape``,
+        ``n_features``, ``n_index_features``).
     n_steps : int
         Iterations, burn-in included.
     rng : numpy.random.Generator or seed
@@ -545,7 +651,7 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
     ``(steps, *batch)``).
     """
     if not isinstance(steps, StepSizes):
-        raise ValueError(f"steps must be a StepSizes, got {type(steps).__name__}")
+        raise TypeError(f"steps must be a StepSizes, got {type(steps).__name__}")
     return _learn(problem, n_steps, rng, batch_shape, (steps,), (subsidy_at,), burn_in,
                   regularisation, record_every, record_trajectory, chunk, y0)[0]
 
@@ -594,17 +700,17 @@ def learn_whittle_index_many(problem, n_steps: int, *, rng, steps, subsidy_at="t
     elif isinstance(steps, (list, tuple)):
         steps = list(steps)
     else:
-        raise ValueError(f"steps must be a StepSizes or a list of them, got {steps!r}")
+        raise TypeError(f"steps must be a StepSizes or a list of them, got {steps!r}")
     if isinstance(subsidy_at, str):
         subsidy_at = [subsidy_at]
     elif isinstance(subsidy_at, (list, tuple)):
         subsidy_at = list(subsidy_at)
     else:
-        raise ValueError("subsidy_at must be 'threshold', 'state' or a list of them, got "
-                         f"{subsidy_at!r}")
+        raise TypeError("subsidy_at must be 'threshold', 'state' or a list of them, got "
+                        f"{subsidy_at!r}")
     for s in steps:
         if not isinstance(s, StepSizes):
-            raise ValueError(f"steps must hold StepSizes, got {type(s).__name__}")
+            raise TypeError(f"steps must hold StepSizes, got {type(s).__name__}")
     if not steps or not subsidy_at:
         raise ValueError("steps and subsidy_at must each give at least one run")
     runs = max(len(steps), len(subsidy_at))
@@ -621,26 +727,62 @@ def learn_whittle_index_many(problem, n_steps: int, *, rng, steps, subsidy_at="t
 #: this over ``batch size * m**2``, at most a chunk.
 _BLOCK_DOUBLES = 1 << 21
 
+#: What the loop asks of a problem.
+_PROBLEM_METHODS = ("draw", "successors", "phi", "psi", "base_index", "bound", "reward_active",
+                    "reward_passive", "initial_state", "step_scale", "check_batch_shape",
+                    "n_features", "n_index_features")
+
+
+def _as_problem(problem):
+    """The problem from what a user passes: a RestlessArm is FiniteArmIndexProblem(arm)."""
+    if isinstance(problem, RestlessArm):
+        return FiniteArmIndexProblem(problem)
+    if isinstance(problem, CrawlingModel):
+        raise TypeError("problem must be the learning problem of the model: pass "
+                        "CrawlerIndexProblem(model) (Section IV's crawler)")
+    missing = [name for name in _PROBLEM_METHODS if not hasattr(problem, name)]
+    if missing:
+        raise TypeError(f"problem must be a RestlessArm, a FiniteArmIndexProblem, a "
+                        f"CrawlerIndexProblem or an object with their methods; "
+                        f"{type(problem).__name__} has no {', '.join(missing)}")
+    return problem
+
+
+def _batch_shape(batch_shape) -> tuple:
+    """The batch shape: a tuple of positive integers (an integer for one axis)."""
+    if isinstance(batch_shape, (int, np.integer)) and not isinstance(batch_shape, bool):
+        batch_shape = (batch_shape,)
+    if not isinstance(batch_shape, (tuple, list)):
+        raise TypeError(f"batch_shape must be a tuple of integers, got "
+                        f"{type(batch_shape).__name__} {batch_shape!r}")
+    return tuple(check_integer("batch_shape", s, 1) for s in batch_shape)
+
+
+def _initial_weights(y0, shape):
+    y0 = _finite("y0", y0)
+    try:
+        return np.broadcast_to(y0, shape).copy()
+    except ValueError:
+        raise ValueError(f"y0 must broadcast to the weights' shape {shape[1:]}, got shape "
+                         f"{y0.shape}") from None
+
 
 def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regularisation,
            record_every, record_trajectory, chunk, y0):
     """The coupled iteration for ``len(steps)`` runs stacked along a leading axis."""
-    if int(n_steps) != n_steps or n_steps < 1:
-        raise ValueError(f"n_steps must be a positive integer, got {n_steps!r}")
-    if int(burn_in) != burn_in or not 0 <= burn_in < n_steps:
-        raise ValueError(f"burn_in must be an integer in [0, n_steps), got {burn_in!r}")
+    problem = _as_problem(problem)
+    n_steps = check_integer("n_steps", n_steps, 1)
+    burn_in = check_integer("burn_in", burn_in, 0, n_steps - 1)
     for where in subsidy_at:
-        if where not in ("threshold", "state"):
-            raise ValueError(f"subsidy_at must be 'threshold' or 'state', got {where!r}")
-    if not (math.isfinite(regularisation) and regularisation > 0):
-        raise ValueError(f"regularisation must be positive and finite, got {regularisation!r}")
-    if int(record_every) != record_every or record_every < 1:
-        raise ValueError(f"record_every must be a positive integer, got {record_every!r}")
-    if int(chunk) != chunk or chunk < 1:
-        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
-    rng = np.random.default_rng(rng)
-    n_steps, burn_in = int(n_steps), int(burn_in)
-    shape = tuple(int(s) for s in np.atleast_1d(batch_shape)) if batch_shape != () else ()
+        check_choice("subsidy_at", where, ("threshold", "state"))
+    regularisation = check_real("regularisation", regularisation, 0.0, np.inf, low_open=True,
+                                high_open=True)
+    record_every = check_integer("record_every", record_every, 1)
+    if not isinstance(record_trajectory, (bool, np.bool_)):
+        raise TypeError(f"record_trajectory must be True or False, got {record_trajectory!r}")
+    chunk = check_integer("chunk", chunk, 1)
+    rng = check_rng(rng)
+    shape = _batch_shape(batch_shape)
     shape = problem.check_batch_shape(shape)
     m, K = problem.n_features, problem.n_index_features
     R = len(steps)
@@ -652,7 +794,7 @@ def _learn(problem, n_steps, rng, batch_shape, steps, subsidy_at, burn_in, regul
     x = problem.initial_state(shape)
     r = np.zeros((R,) + shape + (m,))
     y = (np.zeros((R,) + shape + (K,)) if y0 is None
-         else np.broadcast_to(np.asarray(y0, float), (R,) + shape + (K,)).copy())
+         else _initial_weights(y0, (R,) + shape + (K,)))
     B = np.zeros(shape + (m, m))                 # the sums of the chain alone: shared by runs
     A = np.zeros(shape + (m, m))
     sum_phi = np.zeros(shape + (m,))
@@ -750,13 +892,16 @@ def _prefetched_draws(problem, n_steps, chunk, shape, rng):
     is drawn in a thread while the caller works on this one (NumPy's generators and ufuncs
     release the GIL). The same calls on ``rng`` in the same order: the same numbers."""
     starts = range(0, n_steps, chunk)
+    # each draw runs in a copy of the caller's context: the arithmetic mode of a
+    # ``whittle_lib.portable()`` block holds in the thread (a new thread's context is empty)
+    context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(problem.draw, min(chunk, n_steps), shape, rng)
+        pending = pool.submit(context.copy().run, problem.draw, min(chunk, n_steps), shape, rng)
         for start in starts:
             drawn = pending.result()
             if start + chunk < n_steps:
-                pending = pool.submit(problem.draw, min(chunk, n_steps - start - chunk), shape,
-                                      rng)
+                pending = pool.submit(context.copy().run, problem.draw,
+                                      min(chunk, n_steps - start - chunk), shape, rng)
             yield start, drawn
 
 
@@ -784,16 +929,18 @@ def _chain_block(problem, x, x_act, x_pas, thresholds, B, A, sum_phi, eye):
 
 @dataclass(frozen=True, eq=False)
 class LearnedIndexRule:
-    """Priority rule ``gamma*(x) + Psi(x)^T y`` for
-    :func:`whittle_lib.models.crawling_policies.simulate`.
+    """Priority rule ``gamma*(x) + Psi(x)^T y`` of the crawling model, for
+    :func:`whittle_lib.models.crawling_policies.simulate_crawling`.
 
     Parameters
     ----------
     problem : CrawlerIndexProblem
-        Gives ``gamma*`` and ``Psi``.
+        Gives ``gamma*`` and ``Psi`` (a crawling rule: another problem is a ``TypeError``; the
+        learned index of a finite arm is a table, ``result.y``, for the core's
+        :func:`whittle_lib.simulate`).
     y : array_like, shape (N, K) or (R, N, K)
         Learned weights, one row per source (and per replication, matching
-        ``simulate(..., replications=R)``).
+        ``simulate_crawling(..., replications=R)``).
     """
 
     problem: CrawlerIndexProblem
@@ -801,7 +948,10 @@ class LearnedIndexRule:
     time_period: int | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        y = np.array(self.y, dtype=float)
+        if not isinstance(self.problem, CrawlerIndexProblem):
+            raise TypeError(f"problem must be a CrawlerIndexProblem, got "
+                            f"{type(self.problem).__name__}")
+        y = np.array(_finite("y", self.y), dtype=float)
         if y.ndim < 2 or y.shape[-1] != self.problem.n_index_features:
             raise ValueError(f"y must have shape (..., N, {self.problem.n_index_features}), "
                              f"got {y.shape}")

@@ -9,7 +9,15 @@ indicator by the logistic ``f_i = sigma(kappa_i (x_i - T_i - 0.5))``
 The parameters ``q`` follow the stochastic gradient ascent (9), the likelihood-ratio estimate
 (7) of the gradient of the average reward, with the score (8) (:func:`score`) and a value
 function ``V(x) = r . phi(x)`` on quadratic features (:func:`value_features`) learnt by LSPE(0)
-(Section IV; Yu & Bertsekas 2009). :func:`run_lspe` runs the coupled scheme.
+(Section IV; Yu & Bertsekas 2009). :func:`run_lspe` runs the coupled scheme,
+:func:`run_lspe_many` several runs of it in lock-step (the one implementation: a single run is
+a stack of one).
+
+The scheme is the crawling model's by the paper's design: the threshold policy of Section III,
+its basis (the states of the *other* sources) and the value features of Section V are those of
+:class:`~whittle_lib.models.crawling.CrawlingModel`, whose dynamics (eqs. (2)-(3), (17)) the
+runs simulate. ``run_lspe`` takes a ``CrawlingModel`` only (``TypeError`` otherwise); the
+learning scheme for an arm of your own is :func:`whittle_lib.learning.learn_whittle_index`.
 
 The recursions as printed contain typos; this module implements the corrected ones
 (:func:`sherman_morrison_average` and :func:`running_average`, derived in their Notes):
@@ -39,8 +47,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-from .. import _portable as fp
-from ..models.crawling import CrawlingModel, deterministic_step, sample_new_utility, stochastic_step
+from .. import arithmetic as fp
+from .._results import ShortRepr
+from .._validation import check_choice, check_integer, check_real, check_rng, real_array
+from ..models.crawling import CrawlingModel, sample_new_utility
 
 __all__ = [
     "threshold_basis",
@@ -86,6 +96,19 @@ def threshold_basis(x):
     >>> threshold_basis([1.0, 2.0, 3.0])[0]
     array([ 1.,  5., 25.])
     """
+    x = _finite("x", x)
+    if x.ndim < 1:
+        raise ValueError(f"x must hold the states of the N sources, shape (..., N), got a "
+                         f"number {float(x)!r}")
+    return _threshold_basis(x)
+
+
+def _finite(name, value):
+    """An array of finite numbers (any shape)."""
+    return real_array(name, value, low=-np.inf, high=np.inf, low_open=True, high_open=True)
+
+
+def _threshold_basis(x):
     x = np.asarray(x, dtype=float)
     s = x.sum(axis=-1, keepdims=True) - x
     return np.stack([np.ones_like(s), s, s * s], axis=-1)
@@ -102,8 +125,23 @@ def thresholds(q, x, *, lower=None, upper=None):
     q : array_like, shape (N, 3)
     x : array_like, shape (N,)
     lower, upper : array_like, shape (N,), optional
+
+    Examples
+    --------
+    >>> thresholds([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [3.0, 4.0]).tolist()
+    [1.0, 3.0]
     """
-    t = fp.dot(np.asarray(q, dtype=float), threshold_basis(x))
+    x = _finite("x", x)
+    q = _finite("q", q)
+    if x.ndim != 1 or q.shape != (x.size, 3):
+        raise ValueError(f"q must have shape (N, 3) and x shape (N,), got {q.shape} and "
+                         f"{x.shape}")
+    for name, bound in (("lower", lower), ("upper", upper)):
+        if bound is not None:
+            bound = real_array(name, bound, ndim=(0, 1))
+            if bound.ndim and bound.shape != x.shape:
+                raise ValueError(f"{name} must have shape {x.shape}, got {bound.shape}")
+    t = fp.dot(q, _threshold_basis(x))
     if lower is not None or upper is not None:
         t = np.clip(t, lower, upper)
     return t
@@ -115,7 +153,29 @@ def activation_probability(x, t, kappa):
 
     Evaluated as ``scipy.special.expit(z)``, which equals the printed form wherever that form is
     finite and does not overflow for ``z > 709``.
+
+    Parameters
+    ----------
+    x, t : array_like, shape (..., N)
+        States and thresholds, finite.
+    kappa : float or array_like, shape (N,)
+        Positive and finite.
+
+    Examples
+    --------
+    >>> float(activation_probability(2.5, 2.0, 1.0))
+    0.5
     """
+    x, t = _finite("x", x), _finite("t", t)
+    kappa = _kappa(kappa)
+    return _activation_probability(x, t, kappa)
+
+
+def _kappa(kappa):
+    return real_array("kappa", kappa, low=0.0, high=np.inf, low_open=True, high_open=True)
+
+
+def _activation_probability(x, t, kappa):
     gap = np.asarray(x, float) - np.asarray(t, float) - 0.5
     return expit(np.asarray(kappa, dtype=float) * gap)
 
@@ -142,8 +202,18 @@ def score(x, t, kappa, active, *, basis=None):
     -------
     ndarray, shape (N, 3)
     """
-    f = activation_probability(x, t, kappa)
-    psi = threshold_basis(x) if basis is None else basis
+    x, t, kappa = _finite("x", x), _finite("t", t), _kappa(kappa)
+    active = np.asarray(active)
+    if active.dtype != bool:
+        raise TypeError(f"active must be a boolean array (True: crawled), got dtype "
+                        f"{active.dtype}")
+    if x.ndim != 1 or t.shape != x.shape or active.shape != x.shape:
+        raise ValueError(f"x, t and active must have one shape (N,), got {x.shape}, {t.shape} "
+                         f"and {active.shape}")
+    psi = _threshold_basis(x) if basis is None else _finite("basis", basis)
+    if psi.shape != (x.size, 3):
+        raise ValueError(f"basis must have shape ({x.size}, 3), got {psi.shape}")
+    f = _activation_probability(x, t, kappa)
     kappa = np.broadcast_to(np.asarray(kappa, dtype=float), f.shape)
     return (kappa * (f - np.asarray(active, dtype=float)))[:, None] * psi
 
@@ -159,7 +229,10 @@ def value_features(x):
     >>> value_features([1.0, 2.0])
     array([1., 2., 1., 2., 4.])
     """
-    x = np.asarray(x, dtype=float)
+    x = _finite("x", x)
+    if x.ndim < 1:
+        raise ValueError(f"x must hold the states of the N sources, shape (..., N), got a "
+                         f"number {float(x)!r}")
     i, j = np.triu_indices(x.shape[-1])
     return np.concatenate([x, x[..., i] * x[..., j]], axis=-1)
 
@@ -172,7 +245,30 @@ def running_average(mean, sample, step):
     With ``step = 1/(n+1)`` from ``n = 0`` this is the sample mean of the first ``n + 1``
     samples (the printed step); the paper allows any ``b(n)`` (see :func:`step_sizes`).
     The corrected ``A`` recursion uses ``sample = phi(X(n)) (phi(X(n+1)) - phi(X(n)))^T``.
+
+    Parameters
+    ----------
+    mean, sample : array_like
+        Of shapes that broadcast.
+    step : float or array_like
+        In (0, 1].
+
+    Examples
+    --------
+    >>> float(running_average(1.0, 3.0, 0.5))
+    2.0
     """
+    mean, sample = _finite("mean", mean), _finite("sample", sample)
+    step = real_array("step", step, low=0.0, high=1.0, low_open=True)
+    try:
+        np.broadcast_shapes(mean.shape, sample.shape, step.shape)
+    except ValueError:
+        raise ValueError(f"mean, sample and step must broadcast, got shapes {mean.shape}, "
+                         f"{sample.shape} and {step.shape}") from None
+    return _running_average(mean, sample, step)
+
+
+def _running_average(mean, sample, step):
     return mean + step * (np.asarray(sample, dtype=float) - mean)
 
 
@@ -204,8 +300,11 @@ def sherman_morrison_average(inverse, v, step):
     ``n - 1`` (the factors for ``b = 1/n``) and ``B^-1(n)`` instead of ``B^-1(n-1)`` in the
     numerator. ``tests/test_lspe.py`` checks this update against a direct inverse.
     """
-    if not 0 < step < 1:
-        raise ValueError(f"step must lie in (0, 1), got {step!r}")
+    step = check_real("step", step, 0.0, 1.0, low_open=True, high_open=True)
+    inverse, v = _finite("inverse", inverse), _finite("v", v)
+    if v.ndim != 1 or inverse.shape != (v.size, v.size):
+        raise ValueError(f"inverse must have shape (l, l) and v shape (l,), got {inverse.shape} "
+                         f"and {v.shape}")
     bv = fp.matvec(inverse, v)
     return (inverse - np.outer(bv, bv) / ((1.0 - step) / step + fp.dot(v, bv))) / (1.0 - step)
 
@@ -216,9 +315,24 @@ def _gram(B):
     return (Bt[:, None, :] * Bt[None, :, :]).sum(axis=-1)
 
 
+def _tikhonov_arguments(B, delta):
+    B = _finite("B", B)
+    if B.ndim != 2 or B.shape[0] != B.shape[1] or not B.size:
+        raise ValueError(f"B must be a square matrix, got shape {B.shape}")
+    return B, check_real("delta", delta, 0.0, np.inf, low_open=True, high_open=True)
+
+
 def tikhonov_system(B, delta):
-    """``B^T B + delta I``, the matrix of the regularised inverse of Section V (without BLAS)."""
-    B = np.asarray(B, dtype=float)
+    """``B^T B + delta I``, the matrix of the regularised inverse of Section V (without BLAS).
+
+    ``B`` is square and finite, ``delta`` positive.
+
+    Examples
+    --------
+    >>> tikhonov_system([[1.0, 2.0], [0.0, 1.0]], 1.0).tolist()
+    [[2.0, 2.0], [2.0, 6.0]]
+    """
+    B, delta = _tikhonov_arguments(B, delta)
     return _gram(B) + delta * np.eye(B.shape[0])
 
 
@@ -238,6 +352,7 @@ def tikhonov_condition_bound(B, delta):
     >>> float(tikhonov_condition_bound([[1.0, 0.0], [0.0, 0.0]], 1.0))
     2.0
     """
+    B, delta = _tikhonov_arguments(B, delta)
     BtB = _gram(B)
     return (np.sqrt((BtB * BtB).sum()) + delta) / delta
 
@@ -246,11 +361,19 @@ def tikhonov_solve(B, y, delta):
     """``(B^T B + delta I)^-1 B^T y``: the regularised inverse of Section V applied to ``y``.
 
     Solved by Cholesky without BLAS or LAPACK, so that a learning run gives the same bits on
-    every CPU (``whittle_lib._portable``); all ``nan`` if the system is not positive definite
-    in floating point.
+    every CPU (:func:`whittle_lib.arithmetic.solve_spd`, in either mode); all ``nan`` if the
+    system is not positive definite in floating point.
+
+    Examples
+    --------
+    >>> tikhonov_solve([[1.0, 0.0], [0.0, 1.0]], [2.0, 1.0], 3.0).tolist()   # (4 I)^-1 (2, 1)
+    [0.5, 0.25]
     """
-    B = np.asarray(B, dtype=float)
-    return fp.solve_spd(tikhonov_system(B, delta), fp.matvec(B.T, y))
+    B, delta = _tikhonov_arguments(B, delta)
+    y = _finite("y", y)
+    if y.shape != B.shape[:1]:
+        raise ValueError(f"y must have shape {B.shape[:1]}, got {y.shape}")
+    return fp.solve_spd(_gram(B) + delta * np.eye(B.shape[0]), fp.matvec(B.T, y))
 
 
 def step_sizes(n, c, *, a_period=500, b_period=1000, b_power=2.0 / 3.0):
@@ -260,11 +383,31 @@ def step_sizes(n, c, *, a_period=500, b_period=1000, b_power=2.0 / 3.0):
     As printed both divide by zero at ``n = 0`` (``ceil(0) = 0``); we use ``ceil((n+1)/500)``,
     i.e. ``a(n) = c`` for the first 500 steps. ``a(n) = o(b(n))`` as (9) requires.
 
+    Parameters
+    ----------
+    n : int or array_like of int
+        Steps, ``>= 0``.
+    c : float
+        Positive and finite.
+    a_period, b_period, b_power : float
+        Positive and finite.
+
     Returns
     -------
     a, b : ndarray
+
+    Examples
+    --------
+    >>> a, b = step_sizes([0, 499, 500], 0.5)
+    >>> a.tolist()
+    [0.5, 0.5, 0.25]
     """
-    n = np.asarray(n, dtype=float)
+    n = real_array("n", n, low=0.0, high=np.inf, high_open=True)
+    if np.any(n != np.floor(n)):
+        raise ValueError(f"n must hold whole numbers of steps, got {n[n != np.floor(n)][0]!r}")
+    c = check_real("c", c, 0.0, np.inf, low_open=True, high_open=True)
+    for name, v in (("a_period", a_period), ("b_period", b_period), ("b_power", b_power)):
+        check_real(name, v, 0.0, np.inf, low_open=True, high_open=True)
     a = c / np.ceil((n + 1.0) / a_period)
     b = c / fp.power(np.ceil((n + 1.0) / b_period), b_power)
     return a, b
@@ -336,28 +479,30 @@ class LSPESettings:
 
     def __post_init__(self):
         for name in ("kappa", "gamma", "epsilon", "delta", "feature_scale"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        if not (isinstance(self.step_constant, (int, float)) and 0 < self.step_constant < 1):
-            raise ValueError(f"step_constant must lie in (0, 1), got {self.step_constant!r}")
+            object.__setattr__(self, name, check_real(name, getattr(self, name), 0.0, np.inf,
+                                                      low_open=True, high_open=True))
+        object.__setattr__(self, "step_constant",
+                           check_real("step_constant", self.step_constant, 0.0, 1.0,
+                                      low_open=True, high_open=True))
         for name in ("n_steps", "record_every"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or int(v) != v or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            object.__setattr__(self, name, check_integer(name, getattr(self, name), 1))
+        for name in ("project", "regularise"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got "
+                                f"{type(getattr(self, name)).__name__} {getattr(self, name)!r}")
         for name, allowed in (("action", _ACTIONS), ("dynamics", _DYNAMICS),
                               ("reward", _REWARDS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+            check_choice(name, getattr(self, name), allowed)
         if self.q0 is not None:
-            q0 = tuple(float(v) for v in self.q0)
-            if len(q0) != 3 or not all(map(math.isfinite, q0)):
+            q0 = real_array("q0", self.q0, low=-np.inf, high=np.inf, low_open=True,
+                            high_open=True, ndim=1)
+            if q0.shape != (3,):
                 raise ValueError(f"q0 must be three finite numbers, got {self.q0!r}")
-            object.__setattr__(self, "q0", q0)
+            object.__setattr__(self, "q0", tuple(float(v) for v in q0))
 
 
-@dataclass(frozen=True)
-class LSPEResult:
+@dataclass(frozen=True, repr=False)
+class LSPEResult(ShortRepr):
     """A run of :func:`run_lspe`.
 
     Attributes
@@ -470,104 +615,26 @@ def run_lspe(model: CrawlingModel, settings: LSPESettings = LSPESettings(), *,
     The score is that of the surrogate ``f_i`` at the projected threshold; the projection is
     treated as part of the evaluation of ``f_i`` (Section V: it keeps the exponent in range),
     not differentiated, so ``q`` keeps moving when the threshold is clipped.
+
+    One run is a stack of one: this is ``run_lspe_many(model, [settings], [rng])[0]``, the
+    same loop (:func:`run_lspe_many`).
+
+    Raises
+    ------
+    TypeError
+        For a model that is not a :class:`~whittle_lib.models.crawling.CrawlingModel` (the
+        scheme is the crawling model's by design; for an arm of your own see
+        :func:`whittle_lib.learning.learn_whittle_index`), settings that are not
+        :class:`LSPESettings`, an ``rng`` of the wrong type.
+
+    Examples
+    --------
+    >>> from whittle_lib.models.crawling import table_one
+    >>> run = run_lspe(table_one(), LSPESettings(n_steps=200, record_every=50), rng=1)
+    >>> run.q.shape, run.stopped_at
+    ((4, 4, 3), None)
     """
-    if not isinstance(model, CrawlingModel):
-        raise ValueError(f"model must be a CrawlingModel, got {type(model).__name__}")
-    if not isinstance(settings, LSPESettings):
-        raise ValueError(f"settings must be LSPESettings, got {type(settings).__name__}")
-    rng = np.random.default_rng(rng)
-    s = settings
-    n_src, n_steps = model.n_sources, int(s.n_steps)
-    u, alpha, u_star = model.u, model.alpha, model.u_star
-    lower, upper = (u, u_star) if s.project else (None, None)
-    kappa = np.full(n_src, float(s.kappa))
-    a_step, b_step = step_sizes(np.arange(n_steps), s.step_constant)
-
-    q = _initial_q(model, s)
-    x = u.copy()                                     # just crawled
-    unit = float(s.feature_scale)
-    ell = value_features(x).size
-    r = np.zeros(ell)
-    eta = 0.0
-    B = s.epsilon * np.eye(ell)
-    B_inv = np.eye(ell) / s.epsilon
-    A = np.zeros((ell, ell))
-    bvec = np.zeros(ell)
-
-    rewards = np.full(n_steps, np.nan)
-    n_active = np.full(n_steps, -1, dtype=int)
-    rec_steps = np.arange(0, n_steps, int(s.record_every))
-    q_hist = np.full((rec_steps.size, n_src, 3), np.nan)
-    t_hist = np.full((rec_steps.size, n_src), np.nan)
-    r_hist = np.full(rec_steps.size, np.nan)
-    x_hist = np.full((rec_steps.size, n_src), np.nan)
-    chunk = 1000
-    new_utility = None
-    diverged_at = None
-    phi = value_features(x / unit)
-
-    limit = 1.0 / np.finfo(float).eps                  # breakdown of the regularised solve
-    breakdown_at = None
-    max_bound = 0.0
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for n in range(n_steps):
-            psi = threshold_basis(x / unit)
-            t = fp.dot(q, psi)
-            if s.project:
-                t = np.clip(t, lower, upper)
-            if s.action == "threshold":
-                active = x >= t
-            else:
-                active = rng.random(n_src) < activation_probability(x, t, kappa)
-            collected = float(x[active].sum())
-            rewards[n], n_active[n] = collected, int(active.sum())
-            if n % s.record_every == 0:
-                k = n // s.record_every
-                q_hist[k], t_hist[k], x_hist[k], r_hist[k] = q, t, x, np.abs(r).max()
-            if s.dynamics == "stochastic":
-                if n % chunk == 0:
-                    new_utility = sample_new_utility(model, min(chunk, n_steps - n), rng=rng)
-                x_next = stochastic_step(x, active, new_utility[n % chunk], alpha)
-            else:
-                x_next = deterministic_step(x, active, u, alpha)
-            g = collected if s.reward == "collected" else float(x.sum())
-            phi_next = value_features(x_next / unit)
-
-            # averages of Section IV with step b(n); b uses eta(n), before its update
-            b_n = b_step[n]
-            bvec = running_average(bvec, phi * (g - eta), b_n)
-            eta = eta + b_n * (g - eta)
-            A = running_average(A, np.outer(phi, phi_next - phi), b_n)     # corrected A
-            rhs = fp.matvec(A, r) + bvec
-            if s.regularise:
-                B = running_average(B, np.outer(phi, phi), b_n)
-                bound = float(tikhonov_condition_bound(B, s.delta))
-                max_bound = max(max_bound, bound)
-                if not bound < limit:
-                    breakdown_at = n
-                    break
-                direction = tikhonov_solve(B, rhs, s.delta)
-            else:
-                B_inv = sherman_morrison_average(B_inv, phi, b_n)
-                direction = fp.matvec(B_inv, rhs)
-            value_next = float(fp.dot(r, phi_next))                        # r(n) in (9)
-            q = q + a_step[n] * score(x, t, kappa, active, basis=psi) * value_next
-            r = r + s.gamma * direction
-            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(r))
-                    and np.all(np.isfinite(B_inv))):
-                diverged_at = n
-                break
-            x, phi = x_next, phi_next
-
-    with np.errstate(all="ignore"):
-        finite = np.all(np.isfinite(B if s.regularise else B_inv))
-        condition = float(np.linalg.cond(B if s.regularise else B_inv)) if finite else math.nan
-    _warn_if_stopped(s, breakdown_at, max_bound, limit, diverged_at)
-    return LSPEResult(rewards=rewards, n_active=n_active, q=q_hist, steps=rec_steps,
-                      threshold_history=t_hist, state_history=x_hist, r_norm=r_hist, r=r,
-                      condition=condition, eta=float(eta), diverged_at=diverged_at,
-                      breakdown_at=breakdown_at,
-                      condition_bound=max_bound if s.regularise else math.nan, settings=s)
+    return _run_many(model, [settings], [rng], "run_lspe")[0]
 
 
 # -- many runs in lock-step ----------------------------------------------------------------------
@@ -589,9 +656,13 @@ def _solve_spd_rows(M, y):
       (subtraction is never reordered, unlike NumPy's pairwise sums); each product
       ``L_ki z_k`` is formed once ``z_k`` is known.
 
-    Rows whose pivot is not positive are all nan, as ``solve_spd`` returns them.
+    Rows whose pivot is not positive are all nan, as ``solve_spd`` returns them. A stack of a
+    few rows is solved row by row in Python floats (``solve_spd`` itself: the same bits, and
+    for one row five times faster than the vectorised loop).
     """
     R, n = y.shape
+    if R <= _ROWS_IN_PYTHON:
+        return np.array([fp.solve_spd(M[k], y[k]) for k in range(R)]).reshape(R, n)
     S = np.zeros((R, n + 1, n + 1))
     S[:, :n, :n] = M
     S[:, n, :n] = y
@@ -616,6 +687,10 @@ def _solve_spd_rows(M, y):
     return z
 
 
+#: Stacks of at most this many systems are solved one system at a time (see _solve_spd_rows).
+_ROWS_IN_PYTHON = 2
+
+
 def _stack_compatible(settings: LSPESettings) -> tuple:
     """The fields that runs stacked by :func:`run_lspe_many` must share."""
     return (int(settings.n_steps), int(settings.record_every), bool(settings.regularise))
@@ -623,28 +698,31 @@ def _stack_compatible(settings: LSPESettings) -> tuple:
 
 def _warn_if_stopped(s, breakdown_at, bound, limit, diverged_at) -> None:
     """The warning of a run that stopped early, at the caller of :func:`run_lspe` or
-    :func:`run_lspe_many`."""
+    :func:`run_lspe_many` (user -> run_lspe[_many] -> _run_many -> here -> warn)."""
     if breakdown_at is not None:
         warnings.warn(f"LSPE stopped at step {breakdown_at}: the condition number bound "
                       f"{bound:.1e} of B^T B + delta I reached 1/eps = {limit:.1e} "
                       f"(feature_scale={s.feature_scale}, delta={s.delta})", RuntimeWarning,
-                      stacklevel=3)
+                      stacklevel=4)
     if diverged_at is not None:
         warnings.warn(f"LSPE diverged at step {diverged_at}: q or r became non-finite "
                       f"(project={s.project}, regularise={s.regularise})", RuntimeWarning,
-                      stacklevel=3)
+                      stacklevel=4)
 
 
 def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
-    """:func:`run_lspe` for several runs at once, stacked along a leading axis.
+    """:func:`run_lspe` for several runs at once, stacked along a leading axis: the one loop of
+    the scheme (``run_lspe`` is a stack of one).
 
     ``run_lspe_many(model, settings, rngs)[k]`` equals ``run_lspe(model, settings[k],
     rng=rngs[k])`` field for field and bit for bit (``tests/test_lspe.py``): every step makes
-    the same floating-point operations in the same order, only on arrays with one more axis
+    the same floating-point operations in the same order whatever the other runs of the stack
     (NumPy's sums along the last axis of a C-contiguous stack run row by row as for one row; the
-    Tikhonov solve is :func:`_solve_spd_rows`), and each run draws from its own generator in the
-    order :func:`run_lspe` does. A run that stops early (breakdown, divergence) leaves the stack
-    at that step, with the same ``RuntimeWarning``.
+    Tikhonov solve is :func:`_solve_spd_rows`, which has the bits of
+    :func:`whittle_lib.arithmetic.solve_spd` of one system), and each run draws from its own
+    generator in a run's order: its decisions (``action="sample"``), then every 1,000 steps its
+    arrivals. A run that stops early (breakdown, divergence) leaves the stack at that step, with
+    its ``RuntimeWarning``.
 
     Parameters
     ----------
@@ -657,10 +735,31 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
     Returns
     -------
     list of LSPEResult
+
+    Raises
+    ------
+    TypeError
+        As :func:`run_lspe`; for ``settings`` or ``rngs`` that are not sequences.
+    ValueError
+        For sequences of different lengths, or settings that differ in ``n_steps``,
+        ``record_every`` or ``regularise``.
     """
+    if isinstance(settings, LSPESettings) or not isinstance(settings, (list, tuple)):
+        raise TypeError(f"settings must be a list of LSPESettings (one per run), got "
+                        f"{type(settings).__name__}")
+    if not isinstance(rngs, (list, tuple)):
+        raise TypeError(f"rngs must be a list of generators or seeds (one per run), got "
+                        f"{type(rngs).__name__}")
+    return _run_many(model, list(settings), list(rngs), "run_lspe_many")
+
+
+def _run_many(model, settings: list, rngs: list, caller: str) -> list:
+    """The coupled scheme for a stack of runs (see :func:`run_lspe_many`)."""
     if not isinstance(model, CrawlingModel):
-        raise ValueError(f"model must be a CrawlingModel, got {type(model).__name__}")
-    settings, rngs = list(settings), list(rngs)
+        raise TypeError(f"{caller} learns the threshold policy of the crawling model (Section "
+                        f"III of the 2019 paper): model must be a CrawlingModel, got "
+                        f"{type(model).__name__}; for an arm of your own see "
+                        f"learn_whittle_index(arm, ...)")
     if len(settings) != len(rngs):
         raise ValueError(f"settings and rngs must have the same length, got {len(settings)} "
                          f"and {len(rngs)}")
@@ -668,13 +767,11 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
         return []
     for s in settings:
         if not isinstance(s, LSPESettings):
-            raise ValueError(f"settings must hold LSPESettings, got {type(s).__name__}")
+            raise TypeError(f"settings must be LSPESettings, got {type(s).__name__}")
     if len({_stack_compatible(s) for s in settings}) != 1:
         raise ValueError("settings must share n_steps, record_every and regularise, got "
                          f"{sorted({_stack_compatible(s) for s in settings})}")
-    rngs = [np.random.default_rng(g) for g in rngs]
-    if len(settings) == 1:                           # one run: run_lspe's loop is faster
-        return [run_lspe(model, settings[0], rng=rngs[0])]
+    rngs = [check_rng(g, name="rng") for g in rngs]
     R, s0 = len(settings), settings[0]
     n_src, n_steps, every = model.n_sources, int(s0.n_steps), int(s0.record_every)
     regularise = bool(s0.regularise)
@@ -741,7 +838,7 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(n_steps):
             c = per_run
-            psi = threshold_basis(y)
+            psi = _threshold_basis(y)
             t = np.multiply(q, psi).sum(axis=-1)
             if project_all:
                 t = np.clip(t, u, u_star)
@@ -749,7 +846,7 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
                 t = np.where(c["project"][:, None], np.clip(t, u, u_star), t)
             active = x >= t
             if sampled.size:
-                f = activation_probability(x, t, c["kappa"])
+                f = _activation_probability(x, t, c["kappa"])
                 for k in sampled:
                     active[k] = rng_of[k].random(n_src) < f[k]
             collected = np.where(active, x, 0.0).sum(axis=-1)
@@ -772,13 +869,13 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
             phi_next = features(y_next)
 
             b_n = c["b_step"][:, n]
-            bvec = running_average(bvec, phi * (g - eta)[:, None], b_n[:, None])
+            bvec = _running_average(bvec, phi * (g - eta)[:, None], b_n[:, None])
             eta = eta + b_n * (g - eta)
-            A = running_average(A, phi[:, :, None] * (phi_next - phi)[:, None, :],
+            A = _running_average(A, phi[:, :, None] * (phi_next - phi)[:, None, :],
                                 b_n[:, None, None])
             rhs = np.multiply(A, r[:, None, :]).sum(axis=-1) + bvec
             if regularise:
-                B = running_average(B, phi[:, :, None] * phi[:, None, :], b_n[:, None, None])
+                B = _running_average(B, phi[:, :, None] * phi[:, None, :], b_n[:, None, None])
                 Bt = B.swapaxes(-1, -2)
                 gram = (Bt[..., :, None, :] * Bt[..., None, :, :]).sum(axis=-1)
                 dl = c["delta"]
@@ -814,7 +911,7 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
                 direction = np.multiply(B_inv, rhs[:, None, :]).sum(axis=-1)
             value_next = np.multiply(r, phi_next).sum(axis=-1)
             kp = c["kappa"]
-            f = activation_probability(x, t, kp)
+            f = _activation_probability(x, t, kp)
             sc = (kp * (f - active.astype(float)))[:, :, None] * psi
             q = q + c["a_step"][:, n][:, None, None] * sc * value_next[:, None, None]
             r = r + c["gamma"] * direction

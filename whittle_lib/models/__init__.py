@@ -2,7 +2,8 @@
 
 ``crawling``, ``crawling_policies``
     ephemeral content (Avrachenkov & Borkar 2015-2019): the model, the closed-form Whittle
-    index, the exact optimum, the dynamics the core's simulator runs; the priority rules.
+    index, its relaxation bound, the exact optimum, its dynamics; the priority rules, their
+    simulator (``simulate_crawling``) and exact periodic averages (``crawling_orbit``).
 ``caching``
     contents with varying popularity as restless arms (Pavamana & Singh 2023).
 ``robots``

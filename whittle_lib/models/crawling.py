@@ -29,16 +29,17 @@ Control Conference 2018 (the stochastic model's index, Sec. IV-B).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
-
-import itertools
 
 import numpy as np
 from scipy import optimize, sparse
 
-from .. import _portable as fp
+from .. import arithmetic as fp
 from .. import mdp
+from .._results import ShortRepr
+from .._validation import check_choice, check_integer, check_real, check_rng, real_array
 from ..arms import RestlessArm
 
 __all__ = [
@@ -51,11 +52,12 @@ __all__ = [
     "visited_states",
     "periods_to_reach",
     "whittle_index",
+    "ClosedFormIndex",
     "cycle_reward",
     "visited_state_arm",
     "index_by_definition",
-    "relaxation_bound",
-    "RelaxationBound",
+    "crawling_bound",
+    "CrawlingBound",
     "OptimalCrawling",
     "crawling_mdp",
     "optimal_crawling",
@@ -63,6 +65,7 @@ __all__ = [
     "stochastic_step",
     "sample_new_utility",
     "BASE_LAWS",
+    "check_base_law",
     "CrawlingState",
     "CrawlingDynamics",
 ]
@@ -77,22 +80,35 @@ __all__ = [
 _LATTICE_SLACK = 1e-6
 
 
-def _as_positive(name, value, *, open_unit=False):
+def _positive(name, value, *, ndim=(0, 1)):
+    """A rate, a mean or a cost: numbers in (0, inf), a scalar or one per source."""
+    return real_array(name, value, low=0.0, high=np.inf, low_open=True, high_open=True,
+                      ndim=ndim)
+
+
+def _discount_factor(name, value, *, ndim=None):
+    """``alpha = exp(-mu T)``: numbers in (0, 1)."""
+    return real_array(name, value, low=0.0, high=1.0, low_open=True, high_open=True, ndim=ndim)
+
+
+def _states(name, value):
+    """Utilities waiting at sources: finite and non-negative, any shape."""
+    return real_array(name, value, low=0.0, high=np.inf, high_open=True)
+
+
+def _check_model(model, name: str = "model", why: str = ""):
+    if not isinstance(model, CrawlingModel):
+        raise TypeError(f"{name} must be a CrawlingModel{why}, got {type(model).__name__}")
+    return model
+
+
+def _broadcast(**arrays):
+    """The common shape of the named arrays, or a ValueError naming their shapes."""
     try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError):             # ragged nested sequences
-        raw = np.asarray(None)
-    if raw.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a number or a 1-d array of numbers, got {value!r}")
-    arr = raw.astype(float)
-    if arr.ndim > 1:
-        raise ValueError(f"{name} must be a scalar or a 1-d array, got shape {arr.shape}")
-    bad = ~np.isfinite(arr) | (arr <= 0) | ((arr >= 1) if open_unit else False)
-    if np.any(bad):
-        where = "(0, 1)" if open_unit else "(0, inf)"
-        first = np.atleast_1d(arr)[np.atleast_1d(bad)][0]
-        raise ValueError(f"{name} must lie in {where}, got {first!r}")
-    return arr
+        return np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"the shapes of {', '.join(arrays)} do not broadcast: {shapes}") from None
 
 
 def utility_rate(xi_mean, mu, arrival_rate, period=1.0):
@@ -101,15 +117,32 @@ def utility_rate(xi_mean, mu, arrival_rate, period=1.0):
     ``u = Lambda E[xi] (1 - exp(-mu T)) / mu``: the content that arrives during one period,
     each item decayed from its (uniform) arrival time to the end of the period.
 
+    Parameters
+    ----------
+    xi_mean, mu, arrival_rate : float or array_like, shape (N,)
+        Positive and finite.
+    period : float
+        Positive and finite.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a value that is not a number, or not positive and finite (the message names it).
+
     Examples
     --------
     >>> round(float(utility_rate(1.0, 0.7, 250.0)), 2)   # source 1 of Table I: "179.79"
     179.79
     """
-    xi_mean = _as_positive("xi_mean", xi_mean)
-    mu = _as_positive("mu", mu)
-    arrival_rate = _as_positive("arrival_rate", arrival_rate)
-    period = _as_positive("period", period)
+    xi_mean = _positive("xi_mean", xi_mean)
+    mu = _positive("mu", mu)
+    arrival_rate = _positive("arrival_rate", arrival_rate)
+    period = _positive("period", period, ndim=0)
+    _broadcast(xi_mean=xi_mean, mu=mu, arrival_rate=arrival_rate)
+    return _utility_rate(xi_mean, mu, arrival_rate, period)
+
+
+def _utility_rate(xi_mean, mu, arrival_rate, period):
     return arrival_rate * xi_mean * -fp.expm1(-mu * period) / mu
 
 
@@ -130,10 +163,15 @@ class CrawlingModel:
     cost : array_like, shape (N,)
         Crawling cost ``C_i`` of eq. (5) (1 for the per-period count constraint).
 
+    Every parameter is positive and finite (a scalar is used for every source); a value that
+    is not a number raises ``TypeError``, one out of range ``ValueError`` naming it.
+
     Attributes
     ----------
     alpha, u, u_star : ndarray
         ``exp(-mu T)``, eq. (1), and ``u / (1 - alpha)``, the supremum of the state space.
+        Computed in portable arithmetic whatever the mode (:mod:`whittle_lib.arithmetic`):
+        the same model on every machine.
     """
 
     xi_mean: np.ndarray
@@ -146,9 +184,9 @@ class CrawlingModel:
     u_star: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        xi = np.atleast_1d(_as_positive("xi_mean", self.xi_mean))
-        mu = np.atleast_1d(_as_positive("mu", self.mu))
-        lam = np.atleast_1d(_as_positive("arrival_rate", self.arrival_rate))
+        xi = np.atleast_1d(_positive("xi_mean", self.xi_mean))
+        mu = np.atleast_1d(_positive("mu", self.mu))
+        lam = np.atleast_1d(_positive("arrival_rate", self.arrival_rate))
         try:
             xi, mu, lam = np.broadcast_arrays(xi, mu, lam)
         except ValueError:
@@ -157,17 +195,23 @@ class CrawlingModel:
         if xi.size == 0:
             raise ValueError("xi_mean, mu and arrival_rate must describe at least one source, "
                              "got empty arrays")
-        period = float(_as_positive("period", self.period))
-        cost = np.broadcast_to(_as_positive("cost", self.cost), xi.shape).copy()
+        period = float(_positive("period", self.period, ndim=0))
+        cost = _positive("cost", self.cost)
+        if cost.ndim and cost.shape not in (xi.shape, (1,)):
+            raise ValueError(f"cost must be a number or hold one cost per source ({xi.size}), "
+                             f"got shape {cost.shape}")
+        cost = np.broadcast_to(cost, xi.shape).copy()
         for name, arr in (("xi_mean", xi), ("mu", mu), ("arrival_rate", lam), ("cost", cost)):
             arr = np.array(arr, dtype=float)
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "period", period)
-        # derived once (read-only): simulators read them every period
-        alpha = fp.exp(-self.mu * period)
-        u = utility_rate(self.xi_mean, self.mu, self.arrival_rate, period)
-        for name, arr in (("alpha", alpha), ("u", u), ("u_star", u / -fp.expm1(-self.mu * period))):
+        # derived once (read-only, portable): simulators read them every period
+        with fp.portable():
+            alpha = fp.exp(-self.mu * period)
+            u = _utility_rate(self.xi_mean, self.mu, self.arrival_rate, period)
+            u_star = u / -fp.expm1(-self.mu * period)
+        for name, arr in (("alpha", alpha), ("u", u), ("u_star", u_star)):
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
 
@@ -186,6 +230,8 @@ def table_one(arrival_rate: float = 250.0) -> CrawlingModel:
 
     The 2018 paper prints ``Lambda_i = 25`` for the same sources; pass ``arrival_rate=25``.
     """
+    arrival_rate = check_real("arrival_rate", arrival_rate, 0.0, np.inf, low_open=True,
+                              high_open=True)
     return CrawlingModel(xi_mean=[1.0, 0.7, 0.2, 0.08], mu=[0.7, 0.35, 0.7, 0.21],
                          arrival_rate=[arrival_rate] * 4)
 
@@ -194,8 +240,32 @@ def visited_states(u, alpha, k):
     """The states ``x_k = u (1 - alpha**k) / (1 - alpha)`` reached ``k`` periods after a crawl.
 
     ``x_1 = u`` (just crawled), ``x_{k+1} = alpha x_k + u`` (eq. 2), ``x_k -> u* = u/(1-alpha)``.
-    Broadcasts over ``u, alpha`` and integer ``k >= 0`` (``x_0 = 0``).
+    Broadcasts over ``u > 0``, ``alpha`` in (0, 1) and ``k >= 0`` (``x_0 = 0``; ``k = inf``
+    gives ``u*``; the formula holds for real ``k``, the states of whole numbers of periods).
+
+    Examples
+    --------
+    >>> visited_states(10.0, 0.5, [1, 2, 3])
+    array([10. , 15. , 17.5])
     """
+    u = _positive("u", u, ndim=None)
+    alpha = _discount_factor("alpha", alpha)
+    k = real_array("k", k, low=0.0)
+    _broadcast(u=u, alpha=alpha, k=k)
+    return _visited_states(u, alpha, k)
+
+
+def _periods(name, k, minimum):
+    """Whole numbers of periods ``>= minimum`` (``inf``: never)."""
+    k = real_array(name, k, low=minimum)
+    finite = k[np.isfinite(k)]
+    if finite.size and np.any(finite != np.floor(finite)):
+        raise ValueError(f"{name} must hold whole numbers of periods, got "
+                         f"{float(finite[finite != np.floor(finite)][0])!r}")
+    return k
+
+
+def _visited_states(u, alpha, k):
     u = np.asarray(u, dtype=float)
     alpha = np.asarray(alpha, dtype=float)
     k = np.asarray(k)
@@ -251,9 +321,24 @@ def periods_to_reach(x, u, alpha):
     >>> periods_to_reach(visited_states(10.0, 0.5, [1, 2, 3]), 10.0, 0.5)
     array([1., 2., 3.])
     """
+    x, u, alpha = _index_arguments(x, u, alpha)
     u, slope, log_alpha, _ = _index_constants(u, alpha)
     eta, _, outside = _ceil_log_ratio(x, slope, log_alpha)
     return np.where(outside, -1.0, eta)
+
+
+def _index_arguments(x, u, alpha, C=None):
+    """The checked arguments of the index: states ``x >= 0``, ``u > 0``, ``alpha`` in (0, 1)
+    and costs ``C > 0``, whose shapes broadcast."""
+    x = _states("x", x)
+    u = _positive("u", u, ndim=None)
+    alpha = _discount_factor("alpha", alpha)
+    if C is None:
+        _broadcast(x=x, u=u, alpha=alpha)
+        return x, u, alpha
+    C = _positive("C", C, ndim=None)
+    _broadcast(x=x, u=u, alpha=alpha, C=C)
+    return x, u, alpha, C
 
 
 def _whittle_index(x, u, slope, log_alpha, u_star):
@@ -313,9 +398,74 @@ def whittle_index(x, u, alpha, C=1.0):
     >>> whittle_index(x, u, alpha)      # x_k - k u alpha**k
     array([ 5.  , 10.  , 13.75, 16.25])
     """
-    x = np.asarray(x, dtype=float)
+    x, u, alpha, C = _index_arguments(x, u, alpha, C)
     u, slope, log_alpha, u_star = _index_constants(u, alpha)
-    return _whittle_index(x, u, slope, log_alpha, u_star) / np.asarray(C, dtype=float)
+    return _whittle_index(x, u, slope, log_alpha, u_star) / C
+
+
+@dataclass(frozen=True, eq=False)
+class ClosedFormIndex:
+    """Theorem 1's index of ``N`` sources (costs ``C = 1``), its per-source constants once.
+
+    ``ClosedFormIndex(u, alpha)(x)`` is :func:`whittle_index` ``(x, u, alpha)``: the same
+    operations on the same constants, without their logarithm and ``expm1`` on every call (a
+    simulator or a priority rule calls it every period). The constants are computed in
+    portable arithmetic whatever the mode (:mod:`whittle_lib.arithmetic`), so in portable mode
+    the two agree bit for bit, and in native mode to an ulp or two.
+
+    Parameters
+    ----------
+    u : array_like, shape (N,)
+        ``u_i`` of eq. (1), positive.
+    alpha : array_like, shape (N,)
+        ``exp(-mu_i T)``, in (0, 1).
+
+    Examples
+    --------
+    >>> index = ClosedFormIndex.of(table_one())
+    >>> model = table_one()
+    >>> bool(np.all(index(model.u) == whittle_index(model.u, model.u, model.alpha)))
+    True
+    """
+
+    u: np.ndarray
+    alpha: np.ndarray
+
+    def __post_init__(self) -> None:
+        u = np.atleast_1d(_positive("u", self.u))
+        alpha = np.atleast_1d(_discount_factor("alpha", self.alpha, ndim=(0, 1)))
+        shape = _broadcast(u=u, alpha=alpha)
+        u, alpha = (np.array(np.broadcast_to(a, shape), dtype=float) for a in (u, alpha))
+        with fp.portable():
+            constants = _index_constants(u, alpha)
+        for a in (u, alpha, *constants):
+            a.setflags(write=False)
+        object.__setattr__(self, "u", u)
+        object.__setattr__(self, "alpha", alpha)
+        object.__setattr__(self, "_constants", constants)
+
+    @classmethod
+    def of(cls, model: "CrawlingModel") -> "ClosedFormIndex":
+        """The index of a model's sources (its crawling costs aside: divide by ``model.cost``)."""
+        _check_model(model)
+        return cls(model.u, model.alpha)
+
+    @property
+    def n_sources(self) -> int:
+        return int(self.u.size)
+
+    @property
+    def constants(self) -> tuple:
+        """``(u, (1 - alpha)/u, log alpha, u*)``, each of shape (N,)."""
+        return self._constants
+
+    def __call__(self, x) -> np.ndarray:
+        """The index of states ``x`` of shape ``(..., N)`` (finite and non-negative)."""
+        x = _states("x", x)
+        if x.shape[-1:] != (self.n_sources,):
+            raise ValueError(f"x must have shape (..., {self.n_sources}) (one state per "
+                             f"source), got {x.shape}")
+        return _whittle_index(x, *self._constants)
 
 
 # -- the index from its definition --------------------------------------------------------------
@@ -325,19 +475,35 @@ def cycle_reward(k, lam, u, alpha, C=1.0):
 
     From the state ``u`` the source waits ``k - 1`` periods (earning ``C lam`` each) and is
     crawled in state ``x_k``: ``(C lam (k - 1) + x_k) / k``. ``k = inf`` (never crawl) earns
-    ``C lam``.
+    ``C lam``. ``k`` holds whole numbers ``>= 1`` (or ``inf``), ``lam`` finite numbers;
+    everything broadcasts.
+
+    Examples
+    --------
+    >>> cycle_reward([1, 2, np.inf], 1.0, 10.0, 0.5).tolist()
+    [10.0, 8.0, 1.0]
     """
+    k = _periods("k", k, 1)
+    lam = real_array("lam", lam, low=-np.inf, high=np.inf, low_open=True, high_open=True)
+    u = _positive("u", u, ndim=None)
+    alpha = _discount_factor("alpha", alpha)
+    C = _positive("C", C, ndim=None)
+    _broadcast(k=k, lam=lam, u=u, alpha=alpha, C=C)
+    return _cycle_reward(k, lam, u, alpha, C)
+
+
+def _cycle_reward(k, lam, u, alpha, C=1.0):
     k = np.asarray(k, dtype=float)
     finite = np.isfinite(k)
     kf = np.where(finite, k, 1.0)
-    periodic = (C * lam * (kf - 1.0) + visited_states(u, alpha, kf)) / kf
+    periodic = (C * lam * (kf - 1.0) + _visited_states(u, alpha, kf)) / kf
     return np.where(finite, periodic, C * lam + 0.0 * kf)
 
 
 def _optimal_cycle(lam, u, alpha, C, k_max):
     """The best crawling period at subsidy ``lam`` among 1..k_max and never (returned as inf)."""
     ks = np.arange(1, k_max + 1)
-    rewards = cycle_reward(ks, lam, u, alpha, C)
+    rewards = _cycle_reward(ks, lam, u, alpha, C)
     best = int(np.argmax(rewards))
     if C * lam >= rewards[best]:
         return math.inf, C * lam
@@ -363,18 +529,25 @@ def index_by_definition(k, u, alpha, C=1.0, *, k_max=None, xtol=1e-12):
         Longest period considered (default: enough for ``alpha**k_max < 1e-13``).
     xtol : float
         Absolute tolerance of the root, relative to ``u*``.
+
+    Examples
+    --------
+    >>> round(index_by_definition(2, 10.0, 0.5), 9)      # x_2 - 2 u alpha**2 (Theorem 1)
+    10.0
     """
-    if int(k) != k or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    k = int(k)
-    u, alpha, C = float(u), float(alpha), float(C)
+    k = check_integer("k", k, 1)
+    u = check_real("u", u, 0.0, np.inf, low_open=True, high_open=True)
+    alpha = check_real("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
+    C = check_real("C", C, 0.0, np.inf, low_open=True, high_open=True)
     if k_max is None:
         k_max = max(k + 2, int(math.ceil(math.log(1e-13) / math.log(alpha))))
+    k_max = check_integer("k_max", k_max, k + 1)
+    xtol = check_real("xtol", xtol, 0.0, 1.0, low_open=True)
     ks = np.arange(1, k_max + 1)
     u_star = u / (1 - alpha)
 
     def advantage(lam):   # best reward crawling by x_k minus best reward waiting past x_k
-        rewards = cycle_reward(ks, lam, u, alpha, C)
+        rewards = _cycle_reward(ks, lam, u, alpha, C)
         wait = max(float(rewards[k:].max()), C * lam)
         return float(rewards[:k].max()) - wait
 
@@ -387,25 +560,35 @@ def visited_state_arm(u, alpha, n_states: int) -> RestlessArm:
 
     State ``k - 1`` is ``x_k`` (:func:`visited_states`). Passive: ``x_k -> x_{k+1}``, the last
     state staying put (a truncation: ``x_n`` stands for ``x_n, x_{n+1}, ...``); active: reward
-    ``x_k``, next state ``x_1 = u``. The engine's indices of this arm
-    (:func:`whittle_lib.indices.whittle_indices`, ``discount=1.0``) are the closed form's on
-    the states far enough from the truncation.
+    ``x_k``, next state ``x_1 = u``. The engine's indices of this arm under the average
+    reward (:func:`whittle_lib.indices.whittle_indices`, the average criterion) are the closed
+    form's on the states far enough from the truncation.
+
+    Parameters
+    ----------
+    u : float
+        ``u`` of eq. (1), positive.
+    alpha : float
+        ``exp(-mu T)``, in (0, 1).
+    n_states : int
+        At least 2.
     """
-    if int(n_states) != n_states or n_states < 2:
-        raise ValueError(f"n_states must be an integer >= 2, got {n_states!r}")
-    n = int(n_states)
+    u = check_real("u", u, 0.0, np.inf, low_open=True, high_open=True)
+    alpha = check_real("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
+    n = check_integer("n_states", n_states, 2)
     states = np.arange(n)
     P0 = np.zeros((n, n))
     P0[states, np.minimum(states + 1, n - 1)] = 1.0
     P1 = np.zeros((n, n))
     P1[:, 0] = 1.0
     return RestlessArm(P0=P0, P1=P1, R0=np.zeros(n),
-                       R1=visited_states(float(u), float(alpha), states + 1))
+                       R1=_visited_states(u, alpha, states + 1))
 
 
-@dataclass(frozen=True)
-class RelaxationBound:
-    """Whittle's relaxation of the per-period constraint (Section III) on a crawling model.
+@dataclass(frozen=True, repr=False)
+class CrawlingBound(ShortRepr):
+    """Whittle's relaxation of the per-period constraint (Section III) on a crawling model
+    (:func:`crawling_bound`).
 
     Attributes
     ----------
@@ -423,26 +606,54 @@ class RelaxationBound:
     periods: np.ndarray
 
 
-def relaxation_bound(model: CrawlingModel, M: float, *, k_max: int = 400) -> RelaxationBound:
-    """Upper bound of Whittle's relaxation (average constraint ``sum_i E[v_i] = M``).
+def crawling_bound(model: CrawlingModel, M: float, *, k_max: int = 400) -> CrawlingBound:
+    """Upper bound of Whittle's relaxation on the crawling model (average constraint
+    ``sum_i E[v_i] = M``), from the closed form of each source's problem.
 
     The dual function ``D(lam) = sum_i beta_i(lam) - lam (N - M)`` is convex and piecewise
     linear, with ``beta_i(lam) = max(lam, max_k g_k(lam))`` (:func:`cycle_reward`); its breakpoints
     are the indices of the visited states, so the minimum is attained at one of them.
     Periods up to ``k_max`` are considered (``alpha**k_max`` below rounding for Table I).
+
+    The average-reward criterion of the deterministic model (eqs. 2-3), as the paper's.
+    Every index is positive, so crawling "exactly ``M``" and "at most ``M``" on average have
+    the same relaxation: this is :func:`whittle_lib.relaxation_bound` of the sources as arms,
+    without truncating their state spaces.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+        With unit crawling costs ``C_i = 1``.
+    M : float
+        Sources crawled per period on average, in ``(0, N)`` (the relaxation allows a
+        fraction).
+    k_max : int
+        Longest crawling period considered, at least 1.
+
+    Returns
+    -------
+    CrawlingBound
+
+    Examples
+    --------
+    >>> round(crawling_bound(table_one(), 1).bound, 2)   # Sec. VII: M = 1
+    260.39
     """
+    _check_model(model)
     if np.any(model.cost != 1.0):
-        raise ValueError("relaxation_bound assumes unit crawling costs C_i = 1")
-    if not 0 < M < model.n_sources:
-        raise ValueError(f"M must lie in (0, N={model.n_sources}), got {M!r}")
+        raise ValueError("crawling_bound assumes unit crawling costs C_i = 1, got cost="
+                         f"{model.cost.tolist()}")
+    M = check_real("M", M, 0.0, model.n_sources, low_open=True, high_open=True)
+    k_max = check_integer("k_max", k_max, 1)
     u, alpha = model.u, model.alpha
     ks = np.arange(1, k_max + 1)
-    breakpoints = whittle_index(visited_states(u[:, None], alpha[:, None], ks), u[:, None],
-                                alpha[:, None]).ravel()
+    u_k, alpha_k = u[:, None], alpha[:, None]
+    breakpoints = _whittle_index(_visited_states(u_k, alpha_k, ks),
+                                 *_index_constants(u_k, alpha_k)).ravel()
     breakpoints = np.unique(np.concatenate([breakpoints, model.u_star]))
 
     def dual(lam):
-        rewards = cycle_reward(ks[None, :], lam, u[:, None], alpha[:, None])
+        rewards = _cycle_reward(ks[None, :], lam, u[:, None], alpha[:, None])
         beta = np.maximum(rewards.max(axis=1), lam)
         return float(beta.sum() - lam * (model.n_sources - M))
 
@@ -451,11 +662,11 @@ def relaxation_bound(model: CrawlingModel, M: float, *, k_max: int = 400) -> Rel
     lam = float(breakpoints[best])
     periods = np.array([_optimal_cycle(lam, u[i], alpha[i], 1.0, k_max)[0]
                         for i in range(model.n_sources)])
-    return RelaxationBound(bound=float(values[best]), subsidy=lam, periods=periods)
+    return CrawlingBound(bound=float(values[best]), subsidy=lam, periods=periods)
 
 
-@dataclass(frozen=True)
-class OptimalCrawling:
+@dataclass(frozen=True, repr=False)
+class OptimalCrawling(ShortRepr):
     """The optimal policy of the per-period constraint on the deterministic model.
 
     Attributes
@@ -494,18 +705,35 @@ def crawling_mdp(model: CrawlingModel, M: int, age_cap):
     ages : ndarray of int, shape (S, N)
         The ages of each joint state (state ``s`` holds ``x_{ages[s, i]}`` at source ``i``).
     actions : ndarray of bool, shape (binomial(N, M), N)
+
+    Raises
+    ------
+    TypeError
+        For a model that is not a ``CrawlingModel``, a budget or caps that are not integers.
+    ValueError
+        For ``M`` outside ``[1, N - 1]``, caps below 1 or more than 2,000,000 joint states.
     """
+    _check_model(model)
     n = model.n_sources
-    if int(M) != M or not 1 <= M < n:
-        raise ValueError(f"M must be an integer in [1, N-1={n - 1}], got {M!r}")
-    cap = np.broadcast_to(np.asarray(age_cap), (n,)).astype(int)
-    if np.any(cap < 1) or np.any(np.asarray(age_cap) != np.round(age_cap)):
-        raise ValueError(f"age_cap must hold positive integers, got {age_cap!r}")
+    if n < 2:
+        raise ValueError("crawling_mdp needs at least two sources (a budget M in [1, N - 1]), "
+                         "got one")
+    M = check_integer("M", M, 1, n - 1)
+    raw_cap = age_cap
+    age_cap = np.asarray(age_cap)
+    if age_cap.dtype.kind not in "iu" or age_cap.ndim > 1:
+        raise TypeError(f"age_cap must be an integer or one integer per source, got {raw_cap!r}")
+    if age_cap.ndim and age_cap.shape != (n,):
+        raise ValueError(f"age_cap must hold one cap per source ({n}), got shape "
+                         f"{age_cap.shape}")
+    if np.any(age_cap < 1):
+        raise ValueError(f"age_cap must hold positive integers, got {raw_cap!r}")
+    cap = np.broadcast_to(age_cap, (n,)).astype(int)
     n_states = int(np.prod(cap))
     if n_states > 2_000_000:
         raise ValueError(f"age_cap gives {n_states} joint states; at most 2,000,000 allowed")
     ages = np.stack(np.unravel_index(np.arange(n_states), cap), axis=1) + 1   # (S, N), 1-based
-    values = visited_states(model.u[None, :], model.alpha[None, :], ages)
+    values = _visited_states(model.u[None, :], model.alpha[None, :], ages)
     actions = [np.isin(np.arange(n), c) for c in itertools.combinations(range(n), int(M))]
     transitions, rewards = [], []
     for crawl in actions:
@@ -525,7 +753,7 @@ def optimal_crawling(model: CrawlingModel, M: int, age_cap) -> OptimalCrawling:
     at ``age_cap``: a source left at its cap stays there (it holds ``x_cap < x_{cap+1}``), so
     any sequence of decisions earns at most what it earns in the true model: the capped
     optimum is a lower bound on the true optimum, non-decreasing in the cap. The relaxation
-    bound (:func:`relaxation_bound`) is an upper bound; where the two meet, both are the
+    bound (:func:`crawling_bound`) is an upper bound; where the two meet, both are the
     optimum. Solved by multichain policy iteration (:func:`whittle_lib.mdp.policy_iteration`);
     the optimal cycle is then followed from the state with every source at its cap.
 
@@ -543,7 +771,7 @@ def optimal_crawling(model: CrawlingModel, M: int, age_cap) -> OptimalCrawling:
     n_states = problem.n_states
     transitions = problem.transitions
     rewards = problem.rewards
-    solution = mdp.policy_iteration(problem, discount=1.0)
+    solution = mdp.policy_iteration(problem)                # the average reward (default)
     # follow the optimal policy from the all-capped state until a state repeats
     state = n_states - 1
     seen: dict[int, int] = {}
@@ -562,8 +790,37 @@ def optimal_crawling(model: CrawlingModel, M: int, age_cap) -> OptimalCrawling:
 
 # -- dynamics -----------------------------------------------------------------------------------
 
+def _crawl_mask(crawl):
+    """The crawl decisions: a boolean array."""
+    mask = np.asarray(crawl)
+    if mask.dtype != bool:
+        raise TypeError(f"crawl must be a boolean array (True: crawled), got "
+                        f"{type(crawl).__name__} of dtype {mask.dtype}")
+    return mask
+
+
 def deterministic_step(x, crawl, u, alpha):
-    """One period of eqs. (2)-(3): ``alpha x + u`` if passive, ``u`` if crawled."""
+    """One period of eqs. (2)-(3): ``alpha x + u`` if passive, ``u`` if crawled.
+
+    Parameters
+    ----------
+    x : array_like
+        States, finite and non-negative.
+    crawl : array_like of bool
+        The crawl decisions, broadcasting against ``x``.
+    u, alpha : array_like
+        ``u > 0`` and ``alpha`` in (0, 1), per source.
+
+    Examples
+    --------
+    >>> deterministic_step([10.0, 10.0], [True, False], 10.0, 0.5).tolist()
+    [10.0, 15.0]
+    """
+    x = _states("x", x)
+    crawl = _crawl_mask(crawl)
+    u = _positive("u", u, ndim=None)
+    alpha = _discount_factor("alpha", alpha)
+    _broadcast(x=x, crawl=crawl, u=u, alpha=alpha)
     return np.where(crawl, u, alpha * x + u)
 
 
@@ -572,9 +829,36 @@ def deterministic_step(x, crawl, u, alpha):
 BASE_LAWS = {"exponential": None, "deterministic": None, "lognormal": 1.0, "lomax": 3.0}
 
 
-def _check_base_law(base_law, base_shape):
-    if base_law not in BASE_LAWS:
-        raise ValueError(f"base_law must be one of {tuple(BASE_LAWS)}, got {base_law!r}")
+def check_base_law(base_law: str, base_shape: float | None = None) -> float | None:
+    """Check a law of the base utility and return its shape parameter in effect.
+
+    Parameters
+    ----------
+    base_law : str
+        One of :data:`BASE_LAWS` (see :func:`sample_new_utility`).
+    base_shape : float, optional
+        The law's shape parameter: ``s > 0`` of the lognormal law (default 1), the tail index
+        ``a > 1`` of the lomax law (default 3); ``None`` for the laws without one.
+
+    Returns
+    -------
+    float or None
+        The shape parameter the sampler uses (its default when ``base_shape`` is ``None``),
+        ``None`` for the exponential and deterministic laws.
+
+    Raises
+    ------
+    TypeError
+        For a law that is not a string, a shape that is not a number.
+    ValueError
+        For an unknown law, a shape out of range or given to a law without one.
+
+    Examples
+    --------
+    >>> check_base_law("lomax"), check_base_law("lognormal", 0.5), check_base_law("exponential")
+    (3.0, 0.5, None)
+    """
+    check_choice("base_law", base_law, tuple(BASE_LAWS))
     if BASE_LAWS[base_law] is None:
         if base_shape is not None:
             raise ValueError(f"base_shape must be None for base_law={base_law!r}, "
@@ -582,10 +866,8 @@ def _check_base_law(base_law, base_shape):
         return None
     shape = BASE_LAWS[base_law] if base_shape is None else base_shape
     low = 1.0 if base_law == "lomax" else 0.0          # lomax: a finite mean needs a > 1
-    if not (isinstance(shape, (int, float)) and math.isfinite(shape) and shape > low):
-        raise ValueError(f"base_shape of the {base_law} law must be a number > {low:g}, "
-                         f"got {shape!r}")
-    return float(shape)
+    return check_real(f"base_shape of the {base_law} law", shape, low, np.inf, low_open=True,
+                      high_open=True)
 
 
 def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = "exponential",
@@ -616,11 +898,27 @@ def sample_new_utility(model: CrawlingModel, size=None, *, rng, base_law: str = 
         ``a <= 2``).
     base_shape : float, optional
         ``s`` of the lognormal law (default 1) or the tail index ``a > 1`` of the lomax law
-        (default 3); must be omitted for the other laws.
+        (default 3); must be omitted for the other laws (:func:`check_base_law`).
+
+    Returns
+    -------
+    ndarray, shape ([size,] N)
+
+    Examples
+    --------
+    >>> sample_new_utility(table_one(), 3, rng=1).shape
+    (3, 4)
     """
-    shape_param = _check_base_law(base_law, base_shape)
-    rng = np.random.default_rng(rng)
-    shape = (model.n_sources,) if size is None else (int(size), model.n_sources)
+    _check_model(model)
+    shape_param = check_base_law(base_law, base_shape)
+    rng = check_rng(rng)
+    shape = ((model.n_sources,) if size is None
+             else (check_integer("size", size, 1), model.n_sources))
+    return _sample_new_utility(model, shape, rng, base_law, shape_param)
+
+
+def _sample_new_utility(model, shape, rng, base_law, shape_param):
+    """:func:`sample_new_utility` on checked arguments (a simulator draws every period)."""
     counts = rng.poisson(model.arrival_rate * model.period, size=shape)
     total = int(counts.sum())
     age = rng.uniform(0.0, model.period, size=total)      # time from arrival to end of period
@@ -661,7 +959,26 @@ _SAMPLE_BLOCK = 1 << 15
 
 
 def stochastic_step(x, crawl, new_utility, alpha):
-    """One period of eq. (17): ``alpha x + U`` if passive, ``U`` if crawled."""
+    """One period of eq. (17): ``alpha x + U`` if passive, ``U`` if crawled.
+
+    Parameters
+    ----------
+    x, new_utility : array_like
+        States and the period's new utility, finite and non-negative.
+    crawl : array_like of bool
+    alpha : array_like
+        In (0, 1), per source.
+
+    Examples
+    --------
+    >>> stochastic_step([10.0, 10.0], [True, False], [3.0, 4.0], 0.5).tolist()
+    [3.0, 9.0]
+    """
+    x = _states("x", x)
+    crawl = _crawl_mask(crawl)
+    new_utility = _states("new_utility", new_utility)
+    alpha = _discount_factor("alpha", alpha)
+    _broadcast(x=x, crawl=crawl, new_utility=new_utility, alpha=alpha)
     return np.where(crawl, new_utility, alpha * x + new_utility)
 
 
@@ -697,7 +1014,8 @@ def draw_new_utilities(model: CrawlingModel, n_periods: int, size=None, *, rng,
     draws a stochastic :class:`CrawlingDynamics` makes from ``rng``, whatever the policy. Runs
     of several policies on common arrivals can draw them once and replay them
     (``CrawlingDynamics(..., utilities=...)``, or ``utilities=`` of
-    :func:`whittle_lib.models.crawling_policies.simulate`): the same numbers, bit for bit.
+    :func:`whittle_lib.models.crawling_policies.simulate_crawling`): the same numbers, bit for
+    bit.
 
     Parameters
     ----------
@@ -712,9 +1030,9 @@ def draw_new_utilities(model: CrawlingModel, n_periods: int, size=None, *, rng,
     -------
     ndarray, shape (n_periods, [R,] N)
     """
-    if int(n_periods) != n_periods or n_periods < 1:
-        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
-    rng = np.random.default_rng(rng)
+    _check_model(model)
+    n_periods = check_integer("n_periods", n_periods, 1)
+    rng = check_rng(rng)
     out = np.stack([sample_new_utility(model, size, rng=rng, base_law=base_law,
                                        base_shape=base_shape) for _ in range(int(n_periods))])
     out.setflags(write=False)
@@ -723,17 +1041,21 @@ def draw_new_utilities(model: CrawlingModel, n_periods: int, size=None, *, rng,
 
 @dataclass(frozen=True)
 class CrawlingDynamics:
-    """The crawling model as dynamics for the core's simulator (:func:`whittle_lib.rmab.simulate`).
+    """The crawling model as dynamics: a crawled source pays what it holds and restarts from the
+    period's new utility; a passive one keeps ``alpha x`` and gains the new utility: eqs.
+    (2)-(3) (deterministic, the new utility is ``u``) or eq. (17) (stochastic, drawn by
+    :func:`sample_new_utility`).
 
-    A crawled source pays what it holds and restarts from the period's new utility; a passive
-    one keeps ``alpha x`` and gains the new utility: eqs. (2)-(3) (deterministic, the new
-    utility is ``u``) or eq. (17) (stochastic, drawn by :func:`sample_new_utility`).
+    The simulators of :mod:`whittle_lib.models.crawling_policies` run it; so do the core's
+    :func:`whittle_lib.rmab.simulate` and :func:`whittle_lib.rmab.periodic_orbit` (it has
+    their :class:`~whittle_lib.rmab.Dynamics` methods, with a rule of ``(state, t)``).
 
     Parameters
     ----------
     model : CrawlingModel
     x0 : array_like, optional
-        Initial values (default ``u``, just crawled, age 1).
+        Initial values, finite and non-negative, broadcasting to ``([R,] N)`` (default ``u``,
+        just crawled, age 1).
     stochastic : bool
     base_law, base_shape
         See :func:`sample_new_utility`.
@@ -751,18 +1073,27 @@ class CrawlingDynamics:
     utilities: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.stochastic:
-            _check_base_law(self.base_law, self.base_shape)
+        _check_model(self.model)
+        if not isinstance(self.stochastic, (bool, np.bool_)):
+            raise TypeError(f"stochastic must be True or False, got "
+                            f"{type(self.stochastic).__name__} {self.stochastic!r}")
+        object.__setattr__(self, "_shape_param", check_base_law(self.base_law, self.base_shape)
+                           if self.stochastic else None)
+        if self.x0 is not None:
+            x0 = _states("x0", self.x0)
+            if x0.ndim > 2 or x0.shape[-1:] not in ((), (1,), (self.model.n_sources,)):
+                raise ValueError(f"x0 must be a state or one state per source "
+                                 f"({self.model.n_sources}), got shape {x0.shape}")
+            object.__setattr__(self, "x0", x0)
         if self.utilities is not None:
             if not self.stochastic:
                 raise ValueError("utilities are replayed by the stochastic model only "
                                  "(stochastic=True)")
-            U = np.asarray(self.utilities, dtype=float)
-            if U.ndim not in (2, 3) or U.shape[-1] != self.model.n_sources:
+            U = real_array("utilities", self.utilities, low=0.0, high=np.inf, high_open=True,
+                           ndim=(2, 3))
+            if U.shape[-1] != self.model.n_sources:
                 raise ValueError(f"utilities must have shape (T, [R,] {self.model.n_sources}), "
                                  f"got {U.shape}")
-            if not (np.isfinite(U).all() and (U >= 0).all()):
-                raise ValueError("utilities must be finite and >= 0")
             object.__setattr__(self, "utilities", U)
 
     @property
@@ -807,15 +1138,17 @@ class CrawlingDynamics:
         """The utility that arrives in ``period``, shape ``([R,] N)`` (``u`` for every
         replication of the deterministic model): replayed from ``utilities``, or drawn from
         ``rng`` by :func:`sample_new_utility`. :meth:`step` moves by it, and so does
-        :func:`~whittle_lib.models.crawling_policies.simulate_many` for all its slots."""
+        :func:`~whittle_lib.models.crawling_policies.simulate_crawling_many` for all its slots."""
         if self.utilities is not None:
             if period >= self.utilities.shape[0]:
                 raise ValueError(f"utilities hold {self.utilities.shape[0]} periods, the run "
                                  "is longer")
             return self.utilities[period]
         if self.stochastic:
-            return sample_new_utility(self.model, replications, rng=rng,
-                                      base_law=self.base_law, base_shape=self.base_shape)
+            n = self.model.n_sources
+            return _sample_new_utility(self.model, (n,) if replications is None
+                                       else (replications, n), check_rng(rng), self.base_law,
+                                       self._shape_param)
         return self.model.u
 
     def observe(self, state: CrawlingState) -> np.ndarray:
@@ -824,8 +1157,8 @@ class CrawlingDynamics:
 
 # -- the Whittle index of the stochastic model, by renewal Monte Carlo ----------------------------
 
-@dataclass(frozen=True)
-class StochasticIndex:
+@dataclass(frozen=True, repr=False)
+class StochasticIndex(ShortRepr):
     """The Whittle index of one source of the stochastic model on a grid of states.
 
     Attributes
@@ -876,14 +1209,20 @@ def stochastic_whittle_index(model: CrawlingModel, source: int, x, *, rng, n_cyc
         Keyword-only.
     n_cycles, pool, max_periods, n_subsidies : int
         Cycles per threshold, utilities drawn exactly, cap on a cycle's length (a cycle still
-        running is crawled then), points of the subsidy grid.
+        running is crawled then), points of the subsidy grid (at least 2).
+    base_law : str
+        A law of :data:`BASE_LAWS` with its default shape (:func:`sample_new_utility`).
     """
-    rng = np.random.default_rng(rng)
-    x = np.asarray(x, dtype=float)
+    _check_model(model)
+    source = check_integer("source", source, 0, model.n_sources - 1)
+    x = _states("x", x)
     if x.ndim != 1 or x.size < 2 or np.any(np.diff(x) <= 0):
-        raise ValueError("x must be an increasing 1-d array of at least 2 states")
-    if not 0 <= int(source) < model.n_sources:
-        raise ValueError(f"source must lie in [0, {model.n_sources}), got {source!r}")
+        raise ValueError(f"x must be an increasing 1-d array of at least 2 states, got {x!r}")
+    rng = check_rng(rng)
+    n_cycles = check_integer("n_cycles", n_cycles, 1)
+    pool = check_integer("pool", pool, 1)
+    max_periods = check_integer("max_periods", max_periods, 1)
+    n_subsidies = check_integer("n_subsidies", n_subsidies, 2)
     draws = sample_new_utility(model, pool, rng=rng, base_law=base_law)[:, source]
     return _renewal_index(draws, float(model.alpha[source]), x, rng, n_cycles, max_periods,
                           n_subsidies)

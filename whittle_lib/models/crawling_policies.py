@@ -4,10 +4,14 @@ vectorised simulator.
 A policy here is a *priority rule*: a callable ``rule(x, age, t) -> priority`` returning one
 number per source, from the states ``x``, the periods since each source was last crawled
 ``age`` (1 just after a crawl) and the period ``t``. Each period the simulator crawls the ``M``
-sources of highest priority (:func:`top_m`, ties broken by a stated rule). The Whittle index
-policy is the rule ``x -> gamma_i(x_i)`` (Theorem 1 of Avrachenkov & Borkar 2015); the
-others are the baselines of the crawling papers.
+sources of highest priority (:func:`top_m`, ties broken by a stated rule): exactly ``M``, the
+per-period constraint of the crawling papers (eq. (5) of the 2015 paper), whatever the sign of
+the priorities. The Whittle index policy is the rule ``x -> gamma_i(x_i)`` (Theorem 1 of
+Avrachenkov & Borkar 2015); the others are the baselines of the crawling papers.
 
+:func:`simulate_crawling` runs one rule; :func:`simulate_crawling_many` runs several in
+lock-step on common arrivals (one loop, the same numbers per rule); :func:`crawling_orbit`
+gives the exact long-run average of a deterministic rule on the deterministic model.
 Everything is vectorised over sources: a Python loop runs over periods only.
 """
 
@@ -18,8 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import crawling
-from .. import _portable as fp
-from .crawling import CrawlingModel
+from .. import arithmetic as fp
+from .._validation import check_budget, check_choice, check_integer, check_rng
+from .crawling import CrawlingModel, _check_model
 from .. import rmab
 from ..rmab import PeriodicOrbit, top_m  # the core's, re-exported: crawling code calls them here
 
@@ -30,10 +35,10 @@ __all__ = [
     "ExpectedValueRule",
     "RoundRobinRule",
     "SlotRules",
-    "simulate",
-    "simulate_many",
+    "simulate_crawling",
+    "simulate_crawling_many",
     "PeriodicOrbit",
-    "periodic_orbit",
+    "crawling_orbit",
 ]
 
 # -- priority rules ------------------------------------------------------------------------------
@@ -43,10 +48,15 @@ _BLOCK = 1 << 15
 
 @dataclass(frozen=True)
 class WhittleRule:
-    """The Whittle index policy: priority ``gamma_i(x_i)`` (:func:`crawling.whittle_index`).
+    """The Whittle index policy: priority ``gamma_i(x_i) / C_i`` (:func:`crawling.whittle_index`).
 
-    The per-source constants of the index are computed once, so a period costs a logarithm,
-    an exponential and a few products per source.
+    The per-source constants of the index are computed once (portably, as
+    :class:`~whittle_lib.models.crawling.ClosedFormIndex` computes them), so a period costs a
+    logarithm, an exponential and a few products per source.
+
+    Parameters
+    ----------
+    model : CrawlingModel
     """
 
     model: CrawlingModel
@@ -55,8 +65,8 @@ class WhittleRule:
     _stacked: np.ndarray = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "_constants",
-                           crawling._index_constants(self.model.u, self.model.alpha))
+        _check_model(self.model)
+        object.__setattr__(self, "_constants", crawling.ClosedFormIndex.of(self.model).constants)
         # the same constants side by side: one gather per period in screened()
         object.__setattr__(self, "_stacked", np.stack(self._constants, axis=-1))
 
@@ -141,6 +151,10 @@ class ExpectedValueRule:
 
     It is the deterministic state ``x_{age}`` (:func:`crawling.visited_states`): greedy by the
     *expected* value, blind to the realised arrivals.
+
+    Parameters
+    ----------
+    model : CrawlingModel
     """
 
     model: CrawlingModel
@@ -150,16 +164,20 @@ class ExpectedValueRule:
     _table: np.ndarray = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        # crawling.visited_states' per-source constants, once (the same operations on them)
-        log_alpha = np.asarray(fp.log(np.asarray(self.model.alpha, dtype=float)))
-        object.__setattr__(self, "_log_alpha", log_alpha)
-        object.__setattr__(self, "_scale", -fp.expm1(log_alpha))
-        # the states of the ages 0.._AGES - 1 of every source, when the table is small: the
-        # simulator's ages are whole numbers of periods, looked up instead of computed
-        n = self.model.n_sources
-        ages = max(min(_AGES, _AGE_TABLE // n), 0)
-        if ages > 1:
-            object.__setattr__(self, "_table", self._state(np.arange(ages, dtype=float)[:, None]))
+        _check_model(self.model)
+        # crawling.visited_states' per-source constants, once and portably (the same
+        # operations on them)
+        with fp.portable():
+            log_alpha = np.asarray(fp.log(np.asarray(self.model.alpha, dtype=float)))
+            object.__setattr__(self, "_log_alpha", log_alpha)
+            object.__setattr__(self, "_scale", -fp.expm1(log_alpha))
+            # the states of the ages 0.._AGES - 1 of every source, when the table is small: the
+            # simulator's ages are whole numbers of periods, looked up instead of computed
+            n = self.model.n_sources
+            ages = max(min(_AGES, _AGE_TABLE // n), 0)
+            if ages > 1:
+                object.__setattr__(self, "_table",
+                                   self._state(np.arange(ages, dtype=float)[:, None]))
 
     def _state(self, age):
         # visited_states(u, alpha, age): u (1 - alpha**age) / (1 - alpha), as it computes it
@@ -185,16 +203,19 @@ class RoundRobinRule:
 
     ``stride = M`` visits disjoint blocks (each source once every ``N / M`` periods when ``M``
     divides ``N``); ``stride = 1`` slides a window of ``M`` sources by one each period.
+
+    Parameters
+    ----------
+    n_sources, stride : int
+        Positive integers.
     """
 
     n_sources: int
     stride: int
 
     def __post_init__(self):
-        if int(self.n_sources) != self.n_sources or self.n_sources < 1:
-            raise ValueError(f"n_sources must be a positive integer, got {self.n_sources!r}")
-        if int(self.stride) != self.stride or self.stride < 1:
-            raise ValueError(f"stride must be a positive integer, got {self.stride!r}")
+        object.__setattr__(self, "n_sources", check_integer("n_sources", self.n_sources, 1))
+        object.__setattr__(self, "stride", check_integer("stride", self.stride, 1))
 
     @property
     def time_period(self) -> int:
@@ -209,13 +230,14 @@ class RoundRobinRule:
 
 @dataclass(frozen=True)
 class SlotRules:
-    """Several priority rules as the slots of one stacked rule, for :func:`simulate_many`.
+    """Several priority rules as the slots of one stacked rule, for
+    :func:`simulate_crawling_many`.
 
     ``SlotRules(rules)(x, age, t)`` with ``x`` and ``age`` of shape ``([R,] S, N)`` gives
     ``rules[s](x[..., s, :], age[..., s, :], t)`` in slot ``s``: each rule sees its own slot
-    as :func:`simulate` would show it the whole state, so the priorities are its own, bit for
-    bit. A rule that can compute many slots at once (one call over the stack instead of ``S``)
-    is faster; this one is the general adapter.
+    as :func:`simulate_crawling` would show it the whole state, so the priorities are its own,
+    bit for bit. A rule that can compute many slots at once (one call over the stack instead
+    of ``S``) is faster; this one is the general adapter.
 
     Parameters
     ----------
@@ -226,9 +248,16 @@ class SlotRules:
     rules: tuple
 
     def __post_init__(self):
-        rules = tuple(self.rules) if not callable(self.rules) else ()
-        if not rules or not all(callable(r) for r in rules):
-            raise ValueError(f"rules must be a non-empty sequence of callables, got {self.rules!r}")
+        if callable(self.rules) or not isinstance(self.rules, (list, tuple)):
+            raise TypeError(f"rules must be a list of callables rule(x, age, t), got "
+                            f"{type(self.rules).__name__}")
+        rules = tuple(self.rules)
+        if not rules:
+            raise ValueError("rules must hold at least one rule, got an empty sequence")
+        for i, r in enumerate(rules):
+            if not callable(r):
+                raise TypeError(f"rules[{i}] must be a callable rule(x, age, t), got "
+                                f"{type(r).__name__}")
         object.__setattr__(self, "rules", rules)
 
     @property
@@ -247,26 +276,33 @@ class SlotRules:
 
 # -- simulation ----------------------------------------------------------------------------------
 
-def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
-             stochastic: bool = False, replications: int | None = None,
-             base_law: str = "exponential", base_shape: float | None = None,
-             ties: str = "lowest", record: bool = False, rng=None,
-             utilities=None) -> rmab.RmabSimulation:
+_TIES = ("lowest", "random")
+
+
+def simulate_crawling(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
+                      stochastic: bool = False, replications: int | None = None,
+                      base_law: str = "exponential", base_shape: float | None = None,
+                      ties: str = "lowest", record: bool = False, rng=None,
+                      utilities=None) -> rmab.RmabSimulation:
     """Run a priority policy on the crawling model for ``n_periods`` periods.
 
     Each period ``t``: compute the priorities from ``(x(t), age(t), t)``, crawl the top ``M``
-    (:func:`top_m`), collect ``x_i(t)`` from each crawled source, and move to ``x(t+1)`` by
-    eqs. (2)-(3) (deterministic) or eq. (17) (stochastic, new utility drawn by
-    :func:`crawling.sample_new_utility`).
+    (:func:`top_m`: exactly ``M``, the crawling papers' per-period constraint, whatever the
+    sign of the priorities), collect ``x_i(t)`` from each crawled source, and move to
+    ``x(t+1)`` by eqs. (2)-(3) (deterministic) or eq. (17) (stochastic, new utility drawn by
+    :func:`crawling.sample_new_utility`). This is :func:`simulate_crawling_many` with one
+    policy and no slot axis: the same loop.
 
     Parameters
     ----------
     model : CrawlingModel
     rule : callable
-        ``rule(x, age, t) -> priority``, e.g. :class:`WhittleRule`.
+        ``rule(x, age, t) -> priority``, e.g. :class:`WhittleRule`; ``x`` and ``age`` of shape
+        ``([R,] N)``, the priority of that shape (or broadcasting to it).
     M : int
-        Sources crawled per period.
+        Sources crawled per period, in ``[0, N]``.
     n_periods : int
+        At least 1.
     x0 : array_like, optional
         Initial states (default ``u``, the state just after a crawl, age 1).
     stochastic : bool
@@ -274,10 +310,17 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
     replications : int, optional
         Run ``R`` independent copies at once (arrays gain an axis of length ``R`` before the
         sources). For the stochastic model.
-    base_law, base_shape, ties, rng
-        See :func:`crawling.sample_new_utility` and :func:`top_m`.
+    base_law, base_shape
+        See :func:`crawling.sample_new_utility`.
+    ties : {"lowest", "random"}
+        Among sources tied at the ``M``-th largest priority, those of lowest number, or a
+        uniformly random subset (which needs ``rng``: a run that differs at each call without
+        saying so is refused).
     record : bool
         Keep the states and decisions (memory ``O(n_periods N)``).
+    rng : numpy.random.Generator or seed, optional
+        Drawn from in this order each period: the random ties (``ties="random"``), then the
+        stochastic model's new utility. ``None``: a stream seeded by the operating system.
     utilities : array_like, shape (n_periods, [R,] N), optional
         Stochastic model: the new utilities to replay instead of drawing them from ``rng``
         (:func:`crawling.draw_new_utilities` with the same ``rng`` draws exactly these, so
@@ -288,40 +331,47 @@ def simulate(model: CrawlingModel, rule, M: int, n_periods: int, *, x0=None,
     whittle_lib.rmab.RmabSimulation
         ``rewards`` per period (and replication), and if ``record`` the states ``x(t)`` before
         each decision (``states``) and the crawl decisions (``active``).
+
+    Raises
+    ------
+    TypeError
+        For a model that is not a ``CrawlingModel``, a rule that is not callable, or counts,
+        flags and seeds of the wrong type.
+    ValueError
+        For a budget, horizon or replication count out of range, a priority of the wrong shape
+        or with nan (naming the source, its state and the period), too few utilities.
+
+    Examples
+    --------
+    >>> from whittle_lib.models import crawling
+    >>> model = crawling.table_one()
+    >>> run = simulate_crawling(model, WhittleRule(model), 1, 100, stochastic=True,
+    ...                         replications=4, rng=1)
+    >>> run.rewards.shape
+    (100, 4)
     """
-    n = model.n_sources
-    if int(M) != M or not 0 <= M <= n:
-        raise ValueError(f"M must be an integer in [0, N={n}], got {M!r}")
-    dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape, utilities)
-    if type(rule) is WhittleRule:
-        # the same selection with few indices computed (WhittleRule.screened)
-        def priority(state, t):
-            return rule.screened(state.x, M)
-    else:
-        def priority(state, t):
-            return rule(state.x, state.age, t)
-    return rmab.simulate(dynamics, priority, M, n_periods, replications=replications,
-                         ties=ties, record=record, rng=rng)
+    return _simulate(model, rule, M, n_periods, None, x0, stochastic, replications, base_law,
+                     base_shape, ties, record, rng, utilities)[0]
 
 
-def simulate_many(model: CrawlingModel, rule, M, n_periods: int, *, slots: int, x0=None,
-                  stochastic: bool = False, replications: int | None = None,
-                  base_law: str = "exponential", base_shape: float | None = None, rng=None,
-                  utilities=None) -> list:
-    """Run ``slots`` priority policies in lock-step on common arrivals: :func:`simulate` for
-    each, at the cost of one loop.
+def simulate_crawling_many(model: CrawlingModel, rule, M, n_periods: int, *, slots: int,
+                           x0=None, stochastic: bool = False, replications: int | None = None,
+                           base_law: str = "exponential", base_shape: float | None = None,
+                           record: bool = False, rng=None, utilities=None) -> list:
+    """Run ``slots`` priority policies in lock-step on common arrivals: :func:`simulate_crawling`
+    for each, at the cost of one loop.
 
     The state carries an axis of ``S = slots`` policies before the sources, ``x`` of shape
     ``([R,] S, N)``; each period makes one call ``rule(x, age, t)`` for all of them, crawls the
     ``M[s]`` sources of highest priority in slot ``s`` (ties to the lowest number), and moves
     every slot by eqs. (2)-(3) or (17) with the *same* new utility (drawn once per period as
-    :func:`simulate` draws it, or replayed from ``utilities``). Slot ``s`` therefore earns,
-    period by period and bit for bit, what ``simulate(model, rule_s, M[s], n_periods, ...)``
-    earns with the same generator or the same ``utilities``, ``rule_s`` being the rule on slot
-    ``s`` alone (every operation is element-wise or a sum over the ``N`` sources of one row,
-    and the selection is :func:`top_m`'s). Used to compare many policies on common random
-    numbers, where the per-period cost of :func:`simulate` is Python overhead on small arrays:
-    one rule that computes the priorities of all slots in one call (for example a
+    :func:`simulate_crawling` draws it, or replayed from ``utilities``). Slot ``s`` therefore
+    earns, period by period and bit for bit, what ``simulate_crawling(model, rule_s, M[s],
+    n_periods, ...)`` earns with the same generator or the same ``utilities``, ``rule_s``
+    being the rule on slot ``s`` alone (every operation is element-wise or a sum over the ``N``
+    sources of one row, and the selection is :func:`top_m`'s). Used to compare many policies
+    on common random numbers, where the per-period cost of one run is Python overhead on small
+    arrays: one rule that computes the priorities of all slots in one call (for example a
     :class:`~whittle_lib.learning.LearnedIndexRule` with weights of shape ``([R,] S, N, K)``)
     pays that overhead once; :class:`SlotRules` stacks any rules.
 
@@ -332,100 +382,196 @@ def simulate_many(model: CrawlingModel, rule, M, n_periods: int, *, slots: int, 
         ``rule(x, age, t) -> priority`` with ``x``, ``age`` and the priority of shape
         ``([R,] S, N)``.
     M : int or sequence of int
-        Sources crawled per period, one for all slots or one per slot.
+        Sources crawled per period, one for all slots or one per slot, each in ``[0, N]``.
     n_periods : int
     slots : int
-        ``S``, the number of policies.
-    x0, stochastic, replications, base_law, base_shape, rng, utilities
-        As in :func:`simulate` (``x0`` and ``utilities`` shared by every slot); ``rng`` is
-        drawn from only for the stochastic model's new utilities, as :func:`simulate` draws.
+        ``S``, the number of policies, at least 1.
+    x0, stochastic, replications, base_law, base_shape, record, rng, utilities
+        As in :func:`simulate_crawling` (``x0`` and ``utilities`` shared by every slot); ``rng``
+        is drawn from only for the stochastic model's new utilities, as
+        :func:`simulate_crawling` draws. Ties go to the lowest number (random ties would draw
+        for every slot at once, unlike one run).
 
     Returns
     -------
     list of whittle_lib.rmab.RmabSimulation
-        One per slot, ``rewards`` of shape ``(n_periods, [R])``, as :func:`simulate` returns
-        (so ``average_reward`` is computed as there).
+        One per slot, ``rewards`` of shape ``(n_periods, [R])``, as :func:`simulate_crawling`
+        returns (so ``average_reward`` is computed as there).
 
     Raises
     ------
-    ValueError
-        For a budget, horizon or slot count out of range, a priority of the wrong shape or
-        with nan.
+    TypeError, ValueError
+        As :func:`simulate_crawling`; for a slot count out of range, or a budget list whose
+        length is not ``slots``.
 
     Examples
     --------
     >>> from whittle_lib.models import crawling
     >>> model = crawling.table_one()
-    >>> runs = simulate_many(model, SlotRules([WhittleRule(model), RoundRobinRule(4, 1)]),
-    ...                      1, 200, slots=2, stochastic=True, rng=3)
-    >>> bool(runs[0].average_reward == simulate(model, WhittleRule(model), 1, 200,
-    ...                                         stochastic=True, rng=3).average_reward)
+    >>> runs = simulate_crawling_many(model, SlotRules([WhittleRule(model), RoundRobinRule(4, 1)]),
+    ...                               1, 200, slots=2, stochastic=True, rng=3)
+    >>> alone = simulate_crawling(model, WhittleRule(model), 1, 200, stochastic=True, rng=3)
+    >>> bool(runs[0].average_reward == alone.average_reward)
     True
     """
+    slots = check_integer("slots", slots, 1)
+    return _simulate(model, rule, M, n_periods, slots, x0, stochastic, replications, base_law,
+                     base_shape, "lowest", record, rng, utilities)
+
+
+def _budgets(M, n: int, slots: int | None) -> np.ndarray:
+    """The budget of each slot (one number without slots), checked."""
+    if slots is None or np.ndim(M) == 0:
+        if isinstance(M, np.ndarray):
+            M = M.item() if M.dtype.kind in "iu" else M
+        return np.full(slots or 1, check_budget(M, n), dtype=np.intp)
+    if not isinstance(M, (list, tuple, np.ndarray)):
+        raise TypeError(f"M must be an integer or a list of one integer per slot, got "
+                        f"{type(M).__name__}")
+    if len(M) != slots:
+        raise ValueError(f"M must be an integer or one integer per slot ({slots}), got {M!r}")
+    return np.array([check_budget(m, n) for m in M], dtype=np.intp)
+
+
+def _simulate(model, rule, M, n_periods, slots, x0, stochastic, replications, base_law,
+              base_shape, ties, record, rng, utilities) -> list:
+    """The one loop of :func:`simulate_crawling` (``slots=None``: no slot axis) and
+    :func:`simulate_crawling_many`; a list of one result per slot."""
+    _check_model(model)
+    if not callable(rule):
+        raise TypeError(f"rule must be a callable rule(x, age, t) -> priority, got "
+                        f"{type(rule).__name__}")
     n = model.n_sources
-    if isinstance(slots, bool) or int(slots) != slots or slots < 1:
-        raise ValueError(f"slots must be a positive integer, got {slots!r}")
-    S = int(slots)
-    budget = np.array(np.broadcast_to(M, (S,)) if np.ndim(M) == 0 else M, dtype=object)
-    if budget.shape != (S,):
-        raise ValueError(f"M must be an integer or one integer per slot ({S}), got {M!r}")
-    for m in budget:
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer, float)) or int(m) != m \
-                or not 0 <= m <= n:
-            raise ValueError(f"M must hold integers in [0, N={n}], got {M!r}")
-    budget = budget.astype(np.intp)
-    if isinstance(n_periods, bool) or int(n_periods) != n_periods or n_periods < 1:
-        raise ValueError(f"n_periods must be a positive integer, got {n_periods!r}")
-    if replications is not None and (isinstance(replications, bool)
-                                     or int(replications) != replications or replications < 1):
-        raise ValueError(f"replications must be a positive integer or None, got {replications!r}")
-    T = int(n_periods)
-    R = None if replications is None else int(replications)
+    budget = _budgets(M, n, slots)
+    T = check_integer("n_periods", n_periods, 1)
+    R = None if replications is None else check_integer("replications", replications, 1)
+    check_choice("ties", ties, _TIES)
+    if not isinstance(record, (bool, np.bool_)):
+        raise TypeError(f"record must be True or False, got {type(record).__name__} {record!r}")
+    rng = check_rng(rng, required=ties == "random", why="with ties='random'")
     dynamics = crawling.CrawlingDynamics(model, x0, stochastic, base_law, base_shape, utilities)
     start = dynamics.initial(R)                   # checks x0 and the utilities' shape
     if dynamics.utilities is not None and dynamics.utilities.shape[0] < T:
         raise ValueError(f"utilities hold {dynamics.utilities.shape[0]} periods, the run is "
-                         "longer")
-    rng = np.random.default_rng(rng)
+                         f"longer ({T})")
     lead = () if R is None else (R,)
-    shape = (*lead, S, n)
-    x = np.broadcast_to(start.x[..., None, :], shape).copy()
-    age = np.broadcast_to(start.age[..., None, :], shape).copy()
+    if slots is None:
+        shape = (*lead, n)
+        x, age = start.x, start.age               # fresh arrays of their own
+    else:
+        shape = (*lead, slots, n)
+        x = np.broadcast_to(start.x[..., None, :], shape).copy()
+        age = np.broadcast_to(start.age[..., None, :], shape).copy()
     alpha = model.alpha
     one_budget = int(budget[0]) if np.all(budget == budget[0]) else None
-    rewards = np.empty((T, *lead, S))
+    # the same selection with few indices computed (WhittleRule.screened)
+    screen = type(rule) is WhittleRule and one_budget is not None
+    rewards = np.empty((T, *shape[:-1]))
+    state_log, active_log = [], []
     for t in range(T):
-        priority = np.asarray(rule(x, age, t), dtype=float)
-        if priority.shape != shape:
-            raise ValueError(f"the rule must give priorities of shape {shape}, got "
-                             f"{priority.shape}")
-        # top_m in each slot with its budget (ties to the lowest number)
-        crawl = top_m(priority, one_budget) if one_budget is not None \
-            else rmab._top_m_rows(priority, budget)
+        if screen:
+            priority = rule.screened(x, one_budget)
+        else:
+            priority = np.asarray(rule(x, age, t), dtype=float)
+            if priority.shape != shape:
+                if not _broadcasts_to(priority.shape, shape):
+                    raise ValueError(f"the rule must give priorities of shape {shape} (one per "
+                                     f"source), got {priority.shape}")
+                priority = np.broadcast_to(priority, shape)
+        if np.isnan(priority).any():
+            raise _nan_priority(priority, x, t, slots)
+        # top_m in each slot with its budget
+        if ties == "random":
+            crawl = rmab._top_m_random(priority, one_budget, rng)
+        elif one_budget is not None:
+            crawl = rmab._top_m_lowest(priority, one_budget)
+        else:
+            crawl = rmab._top_m_rows(priority, budget)
+        if record:
+            state_log.append(x.copy())
+            active_log.append(crawl)
         rewards[t] = np.sum(x, axis=-1, where=crawl)
-        new = np.broadcast_to(np.asarray(dynamics.new_utility(t, R, rng))[..., None, :], shape)
-        # eqs. (2)-(3) or (17) as CrawlingDynamics.step: x <- alpha x + U, then U where crawled
+        new = np.asarray(dynamics.new_utility(t, R, rng))
+        if slots is not None:
+            new = np.broadcast_to(new[..., None, :], shape)
+        # eqs. (2)-(3) or (17), as CrawlingDynamics.step: x <- alpha x + U, then U where crawled
         x *= alpha
         x += new
         np.copyto(x, new, where=crawl)
         age += 1.0
         age[crawl] = 1.0
-    return [rmab.RmabSimulation(np.ascontiguousarray(rewards[..., s])) for s in range(S)]
+    states = np.stack(state_log) if record else None
+    active = np.stack(active_log) if record else None
+    if slots is None:
+        return [rmab.RmabSimulation(rewards, states, active)]
+    return [rmab.RmabSimulation(np.ascontiguousarray(rewards[..., s]),
+                                None if states is None else np.ascontiguousarray(states[..., s, :]),
+                                None if active is None else np.ascontiguousarray(active[..., s, :]))
+            for s in range(slots)]
 
 
-def periodic_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "lowest",
+def _broadcasts_to(small: tuple, shape: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(small, shape) == shape
+    except ValueError:
+        return False
+
+
+def _nan_priority(priority, x, t: int, slots) -> ValueError:
+    where = tuple(int(i) for i in np.argwhere(np.isnan(priority))[0])
+    lead = where[:-1]
+    slot = f", slot {lead[-1]}" if slots is not None else ""
+    replication = f", replication {lead[0]}" if len(lead) > (slots is not None) else ""
+    return ValueError(f"the rule's priority of source {where[-1]} in state {float(x[where])!r} "
+                      f"is nan (period {t}{replication}{slot}): give every source a number")
+
+
+def crawling_orbit(model: CrawlingModel, rule, M: int, *, x0=None, ties: str = "lowest",
                    max_periods: int = 100_000) -> rmab.PeriodicOrbit:
     """The exact long-run average reward of a deterministic policy on the deterministic model.
 
     The deterministic dynamics (eqs. 2-3) computed in floating point from ``u`` revisit
     bit-identical states, so the joint state (with the phase ``t mod time_period`` of a
     time-dependent rule) repeats; the average over the first repeated cycle is the long-run
-    average (4) exactly. The crawling form of :func:`whittle_lib.rmab.periodic_orbit`:
-    ``rule(x, age, t)`` as in :func:`simulate`, the crawl decisions as ``orbit.active``.
+    average (4) exactly. The crawling form of :func:`whittle_lib.rmab.periodic_orbit` on
+    :class:`~whittle_lib.models.crawling.CrawlingDynamics`: ``rule(x, age, t)`` as in
+    :func:`simulate_crawling`, exactly ``M`` sources crawled per period (ties to the lowest
+    number), the crawl decisions as ``orbit.active``.
+
+    Parameters
+    ----------
+    model : CrawlingModel
+    rule : callable
+        ``rule(x, age, t) -> priority`` of shape ``(N,)``, deterministic; a rule with a
+        ``time_period`` attribute (:class:`RoundRobinRule`) is periodic in ``t``.
+    M : int
+        In ``[0, N]``.
+    x0 : array_like, optional
+        Initial states (default ``u``).
+    ties : {"lowest"}
+        The only deterministic tie rule.
+    max_periods : int
+        Give up (``RuntimeError``) after this many periods.
+
+    Examples
+    --------
+    >>> from whittle_lib.models import crawling
+    >>> model = crawling.table_one()
+    >>> crawling_orbit(model, WhittleRule(model), 1).period     # sources 1 and 2 in turn
+    2
     """
+    _check_model(model)
+    if not callable(rule):
+        raise TypeError(f"rule must be a callable rule(x, age, t) -> priority, got "
+                        f"{type(rule).__name__}")
+    M = check_budget(M, model.n_sources)
+    check_choice("ties", ties, _TIES)
     if ties != "lowest":
-        raise ValueError("periodic_orbit needs a deterministic tie rule, ties='lowest'")
+        raise ValueError("crawling_orbit needs a deterministic tie rule, ties='lowest', got "
+                         f"ties={ties!r}")
+    max_periods = check_integer("max_periods", max_periods, 1)
     dynamics = crawling.CrawlingDynamics(model, x0)
     return rmab.periodic_orbit(dynamics, lambda state, t: rule(state.x, state.age, t), M,
+                               activation="exactly",
                                time_period=getattr(rule, "time_period", None) or 1,
                                max_periods=max_periods)

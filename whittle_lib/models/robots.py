@@ -29,8 +29,9 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, sparse
 
-from .. import _portable as fp
+from .. import arithmetic as fp
 from .. import mdp as _mdp
+from .._validation import check_choice, check_integer, check_real, real_array
 
 __all__ = [
     "mm1k_distribution",
@@ -76,10 +77,8 @@ def _positive(name: str, value: float) -> float:
 
 
 def _integer(name: str, value, minimum: int) -> int:
-    if not _is_number(value) or not math.isfinite(value) or int(value) != value \
-            or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    """An integer (``int`` or a NumPy integer, not a bool or a float) ``>= minimum``."""
+    return check_integer(name, value, minimum)
 
 
 def _buffer(K) -> int:
@@ -197,9 +196,7 @@ def robots_cost_terms(rho, K: int, mu: float = 1.0) -> tuple[np.ndarray, np.ndar
     """
     mu = _positive("mu", mu)
     K = _buffer(K)
-    r = np.asarray(rho, dtype=float)
-    if np.any(~(r > 0)) or np.any(~np.isfinite(r)):
-        raise ValueError(f"rho must be positive and finite, got {rho}")
+    r = real_array("rho", rho, low=0.0, high=np.inf, low_open=True, high_open=True)
     return _empty_probability(r, K), mu * r * _empty_probability(1.0 / r, K)
 
 
@@ -237,12 +234,26 @@ def robots_cost_exact(n: int, mu_over_lambda, gamma_over_mu, K: int) -> Fraction
     """
     n = _robots(n)
     K = _buffer(K)
-    m, g = Fraction(mu_over_lambda), Fraction(gamma_over_mu)
+    m, g = (_fraction(name, v) for name, v in (("mu_over_lambda", mu_over_lambda),
+                                               ("gamma_over_mu", gamma_over_mu)))
     if m <= 0 or g <= 0:
         raise ValueError(f"mu_over_lambda and gamma_over_mu must be positive, got {m}, {g}")
     rho = Fraction(n) / m
     powers = [rho ** i for i in range(K + 1)]
     return (g * powers[0] + rho * powers[K]) / sum(powers)
+
+
+def _fraction(name: str, value) -> Fraction:
+    """An exact rational from a Fraction, an int, a decimal string or a float."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a Fraction, an int, a decimal string or a number, got "
+                        f"bool {value!r}")
+    try:
+        return Fraction(value)
+    except (TypeError, ValueError) as error:
+        kind = TypeError if isinstance(error, TypeError) else ValueError
+        raise kind(f"{name} must be a Fraction, an int, a decimal string or a finite number, "
+                   f"got {type(value).__name__} {value!r}") from None
 
 
 def critical_gamma(K: int, mu: float = 1.0) -> float:
@@ -444,10 +455,11 @@ class RobotsStateSpace:
         return self.q.size
 
     def state(self, q: int, r: int, s: int) -> int:
-        """Position of ``(q, r, s)``; ``ValueError`` if it is not a state of the MDP."""
+        """Position of ``(q, r, s)``; ``ValueError`` if it is not a state of the MDP,
+        ``TypeError`` if they are not integers."""
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                    for v in (q, r, s)):
-            raise ValueError(f"(q, r, s) must be three integers, got ({q!r}, {r!r}, {s!r})")
+            raise TypeError(f"(q, r, s) must be three integers, got ({q!r}, {r!r}, {s!r})")
         if not (0 <= q <= self.K and 0 <= r <= self.N and s in (0, 1, 2)) \
                 or self.index[q, r, s] < 0:
             raise ValueError(f"(q, r, s) = ({q}, {r}, {s}) is not a state of the MDP "
@@ -557,6 +569,7 @@ def static_policy(space: RobotsStateSpace) -> np.ndarray:
     Started with all ``N`` robots active it keeps them active, so its average cost is the
     static cost ``C(N lam / mu, gamma, K)`` of eq. (4).
     """
+    _check_space(space)
     return np.where(space.s == FICTITIOUS, 0, 1)
 
 
@@ -566,11 +579,32 @@ def policy_grid(space: RobotsStateSpace, policy) -> np.ndarray:
     For plotting the switching curves of Figs. 6-8: ``grid[0]`` is the action at departures,
     ``grid[1]`` at arrivals, over the queue length ``q`` and the active robots ``r``.
     """
-    policy = np.asarray(policy)
+    _check_space(space)
+    policy = _policy(policy, space)
     grid = np.full((2, space.K + 1, space.N + 1), np.nan)
     sel = space.s != FICTITIOUS
     grid[space.s[sel], space.q[sel], space.r[sel]] = policy[sel]
     return grid
+
+
+def _check_space(space) -> RobotsStateSpace:
+    if not isinstance(space, RobotsStateSpace):
+        raise TypeError(f"space must be a RobotsStateSpace, got {type(space).__name__}")
+    return space
+
+
+def _policy(policy, space: RobotsStateSpace) -> np.ndarray:
+    """A policy of the robots MDP: an action 0 or 1 per state of ``space``."""
+    raw = policy
+    policy = np.asarray(policy)
+    if policy.dtype.kind not in "iub":
+        raise TypeError(f"policy must hold the actions 0 and 1 (integers), got an array of "
+                        f"dtype {policy.dtype}")
+    if policy.shape != (space.n_states,):
+        raise ValueError(f"policy must have shape ({space.n_states},), got {policy.shape}")
+    if policy.size and (policy.min() < 0 or policy.max() > 1):
+        raise ValueError(f"policy must hold the actions 0 and 1, got {raw!r}")
+    return policy
 
 
 #: Sweeps of relative value iteration before policy iteration (:func:`_exact_solution`).
@@ -676,6 +710,15 @@ def robots_dynamic_optimum(
     >>> round(robots_dynamic_optimum(0.1, 1.0, 1.4, 5, 16).cost, 5)
     0.25924
     """
+    check_choice("method", method, ("policy_iteration", "relative_value_iteration"))
+    if method == "relative_value_iteration":
+        check_real("tau", tau, 0.0, 1.0, low_open=True)
+        check_real("tol", tol, 0.0, np.inf, low_open=True, high_open=True)
+        check_choice("stopping", stopping, ("relative", "span"))
+        check_integer("max_iter", max_iter, 1)
+        if not (isinstance(reference_state, tuple) and len(reference_state) == 3):
+            raise TypeError(f"reference_state must be a triple (q, r, s), got "
+                            f"{reference_state!r}")
     model, space = robots_mdp(lam, mu, gamma, K, N)
     if method == "policy_iteration":
         sol = _exact_solution(model, space)
@@ -808,9 +851,7 @@ def time_average_rates(lam: float, mu: float, gamma: float, K: int, N: int, poli
     0.25924
     """
     model, space = robots_mdp(lam, mu, gamma, K, N)
-    policy = np.asarray(policy)
-    if policy.shape != (space.n_states,):
-        raise ValueError(f"policy must have shape ({space.n_states},), got {policy.shape}")
+    policy = _policy(policy, space)
     P = _mdp.policy_transition_matrix(model, policy)
     pi = _mdp.stationary_distribution(P)
     nu = lam * N + mu
@@ -891,6 +932,7 @@ def switching_curves(lam: float, mu: float, gamma: float, K: int, N: int,
     -------
     SwitchingCurves
     """
+    tol = check_real("tol", tol, 0.0, np.inf, high_open=True)
     model, space = robots_mdp(lam, mu, gamma, K, N)
     sol = _exact_solution(model, space)
     q_vals = model.q_values(sol.bias)

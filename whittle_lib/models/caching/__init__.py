@@ -55,6 +55,7 @@ from .policies import *  # noqa: F401,F403
 __all__ = [
     "birth_death_matrix",
     "CachingContent",
+    "ASSUMPTION_TOL",
     "AssumptionReport",
     "check_assumptions",
     "is_concave_on",

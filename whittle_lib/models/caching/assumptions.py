@@ -8,14 +8,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from ..._validation import check_discount, check_integer, check_real, real_array
 from .content import CachingContent
 
-#: Tolerance (cost units, relative to the cost scale) for the inequalities of Assumptions 1-3:
-#: the checks compare sums of a few products of probabilities and costs, exact to ~1e-15.
-_ASSUMPTION_TOL = 1e-12
+#: Tolerance of :func:`check_assumptions` on the inequalities of Assumptions 1-3, relative to
+#: the cost scale ``max(1, max |C|, r_K - r_1)`` (absolute on the probabilities of
+#: Assumption 1 and the monotone chains): the checks compare sums of a few products of
+#: probabilities and costs, exact to about 1e-15, so a violation smaller than this is taken to
+#: be rounding. A content whose inequalities fail by more than this is rejected.
+ASSUMPTION_TOL = 1e-12
 
-__all__ = ["AssumptionReport", "check_assumptions", "is_concave_on", "popularity_perturbation",
-           "theorem51_bound", "MissingCostRepair", "repair_missing_costs"]
+__all__ = ["ASSUMPTION_TOL", "AssumptionReport", "check_assumptions", "is_concave_on",
+           "popularity_perturbation", "theorem51_bound", "MissingCostRepair",
+           "repair_missing_costs"]
 
 # --------------------------------------------------------------------------------------------
 # Assumptions 1-3 and the perturbation of Theorem 5.1
@@ -33,8 +38,15 @@ def is_concave_on(levels, values, *, tol: float = 0.0) -> bool:
     >>> is_concave_on([0, 1, 3], [0, 2, 4]), is_concave_on([0, 1, 2], [0, 1, 3])
     (True, False)
     """
-    levels = np.asarray(levels, dtype=float)
-    values = np.asarray(values, dtype=float)
+    finite = dict(low=-np.inf, high=np.inf, low_open=True, high_open=True)
+    levels = real_array("levels", levels, ndim=1, **finite)
+    values = real_array("values", values, **finite)
+    if levels.size < 2 or np.any(np.diff(levels) <= 0):
+        raise ValueError(f"levels must be increasing, at least 2 of them, got {levels.tolist()}")
+    if values.shape[-1:] != levels.shape:
+        raise ValueError(f"values must have shape (..., {levels.size}) like levels, got "
+                         f"{values.shape}")
+    tol = check_real("tol", tol, 0.0, np.inf, high_open=True)
     slopes = np.diff(values, axis=-1) / np.diff(levels)
     return bool(np.all(np.diff(slopes, axis=-1) <= tol))
 
@@ -102,12 +114,13 @@ def check_assumptions(content: CachingContent) -> AssumptionReport:
     the constants: a concave non-decreasing function is a constant plus a non-negative
     combination of them, and concavity of :math:`P f` is a set of linear inequalities.
     """
+    _check_content(content)
     r, C = content.levels, content.missing_cost
     scale = max(1.0, float(np.abs(C).max()), float(np.ptp(r)))
-    tol = _ASSUMPTION_TOL * scale
-    a1 = _stochastically_dominates(content.P1, content.P0, _ASSUMPTION_TOL)
-    mono = (_stochastically_monotone(content.P0, _ASSUMPTION_TOL)
-            and _stochastically_monotone(content.P1, _ASSUMPTION_TOL))
+    tol = ASSUMPTION_TOL * scale
+    a1 = _stochastically_dominates(content.P1, content.P0, ASSUMPTION_TOL)
+    mono = (_stochastically_monotone(content.P0, ASSUMPTION_TOL)
+            and _stochastically_monotone(content.P1, ASSUMPTION_TOL))
     a2 = bool(np.all(np.diff(C) >= -tol)) and is_concave_on(r, C, tol=tol)
     a3 = all(is_concave_on(r, P @ C, tol=tol) for P in (content.P0, content.P1))
     gens = np.minimum.outer(r, r[1:])  # column j-1: min(r, r_j)
@@ -119,6 +132,7 @@ def popularity_perturbation(content: CachingContent) -> float:
     r"""How much caching changes popularity: :math:`\varepsilon = \max_k \mathrm{TV}(P_1(k,\cdot),
     P_0(k,\cdot))`, the largest total-variation distance between the rows (our reading of the
     :math:`\varepsilon` of Theorem 5.1, whose definition was lost)."""
+    _check_content(content)
     return float(0.5 * np.abs(content.P1 - content.P0).sum(axis=1).max())
 
 
@@ -138,14 +152,18 @@ def theorem51_bound(discount: float) -> float:
     :math:`\lambda` - the arm is indexable - whenever :math:`\varepsilon \le (1-\beta)/\beta`;
     in particular for every chain when :math:`\beta \le 1/2`, and for :math:`P_0 = P_1`
     (Sec. 5, Remark 5). This matches every statement of Sec. 5 that survived extraction.
+
+    The caching problem is discounted (eq. 4): ``discount`` in (0, 1); ``None`` (the average
+    reward) is refused.
     """
-    if isinstance(discount, (bool, np.bool_)) or not isinstance(
-            discount, (int, float, np.integer, np.floating)):
-        raise TypeError(f"discount must be a number in (0, 1), got {discount!r}")
-    discount = float(discount)
-    if not 0.0 < discount < 1.0:
-        raise ValueError(f"discount must lie in (0, 1), got {discount!r}")
+    discount = check_discount(discount, average=False)
     return (1.0 - discount) / discount
+
+
+def _check_content(content, name: str = "content") -> CachingContent:
+    if not isinstance(content, CachingContent):
+        raise TypeError(f"{name} must be a CachingContent, got {type(content).__name__}")
+    return content
 
 
 # --------------------------------------------------------------------------------------------
@@ -209,10 +227,11 @@ def repair_missing_costs(content: CachingContent, *, n_changed: int = 2,
     -------
     MissingCostRepair
     """
-    m = int(n_changed)
+    _check_content(content)
     K = content.n_levels
-    if m != n_changed or not 1 <= m <= K:
-        raise ValueError(f"n_changed must be an integer in 1..{K}, got {n_changed!r}")
+    m = check_integer("n_changed", n_changed, 1, K)
+    if not isinstance(nonnegative, (bool, np.bool_)):
+        raise TypeError(f"nonnegative must be True or False, got {nonnegative!r}")
     r, C = content.levels, content.missing_cost
     conc, D1 = _concavity_rows(r)
     G = np.vstack([D1, conc, conc @ content.P0, conc @ content.P1])  # G f >= 0

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._validation import ROW_SUM_TOL, stochastic_matrix
+from ..._validation import (ROW_SUM_TOL, check_choice, check_integer, check_real, check_rng,
+                            real_array, stochastic_matrix)
 from ...arms import RestlessArm
 
 __all__ = ["birth_death_matrix", "CachingContent", "random_content"]
@@ -37,22 +38,26 @@ def birth_death_matrix(n_levels: int, up, down) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        For a level count that is not an integer, probabilities that are not numbers.
     ValueError
-        On ``K < 2``, a probability outside [0, 1] or ``up + down > 1`` at some level.
+        On ``K < 2``, a probability outside [0, 1], a vector of the wrong length or
+        ``up + down > 1`` at some level.
 
     Examples
     --------
     >>> birth_death_matrix(3, 0.5, 0.25).tolist()
     [[0.5, 0.5, 0.0], [0.25, 0.25, 0.5], [0.0, 0.25, 0.75]]
     """
-    K = int(n_levels)
-    if K != n_levels or K < 2:
-        raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}")
-    p = np.broadcast_to(np.asarray(up, dtype=float), (K,)).copy()
-    q = np.broadcast_to(np.asarray(down, dtype=float), (K,)).copy()
-    for name, v in (("up", p), ("down", q)):
-        if not np.all(np.isfinite(v)) or v.min() < 0 or v.max() > 1:
-            raise ValueError(f"{name} must hold probabilities in [0, 1], got {v.tolist()}")
+    K = check_integer("n_levels", n_levels, 2)
+    probabilities = []
+    for name, v in (("up", up), ("down", down)):
+        v = real_array(name, v, low=0.0, high=1.0, ndim=(0, 1))
+        if v.ndim and v.shape != (K,):
+            raise ValueError(f"{name} must be a probability or hold one per level ({K}), got "
+                             f"shape {v.shape}")
+        probabilities.append(np.broadcast_to(v, (K,)).copy())
+    p, q = probabilities
     p[-1] = 0.0
     q[0] = 0.0
     if np.any(p + q > 1 + ROW_SUM_TOL):
@@ -85,6 +90,8 @@ class CachingContent:
 
     Raises
     ------
+    TypeError
+        For values that are not numbers.
     ValueError
         On a bad shape, non-increasing levels, non-finite or negative costs, a non-stochastic
         matrix; the message names the parameter.
@@ -111,14 +118,14 @@ class CachingContent:
     holding_cost: float = 0.0
 
     def __post_init__(self) -> None:
-        levels = np.array(self.levels, dtype=float)
+        levels = np.array(real_array("levels", self.levels), dtype=float)
         if levels.ndim != 1 or levels.size < 2:
             raise ValueError(f"levels must be a 1-d array of at least 2 levels, got shape "
                              f"{levels.shape}")
         if not np.all(np.isfinite(levels)) or np.any(np.diff(levels) <= 0):
             raise ValueError(f"levels must be finite and increasing, got {levels.tolist()}")
         K = levels.size
-        cost = np.array(self.missing_cost, dtype=float)
+        cost = np.array(real_array("missing_cost", self.missing_cost), dtype=float)
         if cost.shape != (K,):
             raise ValueError(f"missing_cost must have shape ({K},) like levels, got {cost.shape}")
         if not np.all(np.isfinite(cost)) or cost.min() < 0:
@@ -126,7 +133,11 @@ class CachingContent:
         P0 = stochastic_matrix("P0", self.P0, K)
         P1 = stochastic_matrix("P1", self.P1, K)
         for name in ("fetch_cost", "holding_cost"):
-            v = float(getattr(self, name))
+            v = getattr(self, name)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                   np.floating)):
+                raise TypeError(f"{name} must be a number, got {type(v).__name__} {v!r}")
+            v = float(v)
             if not math.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be finite and >= 0, got {getattr(self, name)!r}")
             object.__setattr__(self, name, v)
@@ -205,9 +216,17 @@ def random_content(n_levels: int, *, rng, chain: str = "birth-death",
     -------
     CachingContent
         With a fetch cost uniform in [0, 10).
+
+    Examples
+    --------
+    >>> random_content(4, rng=1).n_levels
+    4
     """
-    rng = np.random.default_rng(rng)
-    K = int(n_levels)
+    K = check_integer("n_levels", n_levels, 2)
+    rng = check_rng(rng)
+    check_choice("chain", chain, ("birth-death", "dense"))
+    if closeness is not None:
+        closeness = check_real("closeness", closeness, 0.0, 1.0)
     levels = np.arange(K, dtype=float)
     d = 10.0 * rng.random()
     if chain == "birth-death":

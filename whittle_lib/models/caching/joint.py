@@ -12,6 +12,7 @@ from scipy import sparse
 from scipy.sparse import linalg as sparse_linalg
 
 from ... import mdp
+from ..._validation import check_integer, check_real
 from .assumptions import theorem51_bound
 from .content import CachingContent
 
@@ -50,18 +51,17 @@ class CachingProblem:
     discount: float
 
     def __post_init__(self) -> None:
+        if not isinstance(self.contents, (list, tuple)):
+            raise TypeError(f"contents must be a list of CachingContent, got "
+                            f"{type(self.contents).__name__}")
         contents = tuple(self.contents)
-        if not contents or not all(isinstance(c, CachingContent) for c in contents):
-            raise ValueError("contents must be a non-empty sequence of CachingContent")
-        capacity = self.capacity
-        if isinstance(capacity, (bool, np.bool_)) or not isinstance(
-                capacity, (int, np.integer, float, np.floating)) or not math.isfinite(capacity):
-            raise ValueError(f"capacity must be an integer in 1..{len(contents)}, "
-                             f"got {capacity!r}")
-        M = int(capacity)
-        if M != self.capacity or not 1 <= M <= len(contents):
-            raise ValueError(f"capacity must be an integer in 1..{len(contents)}, "
-                             f"got {self.capacity!r}")
+        if not contents:
+            raise ValueError("contents must hold at least one CachingContent, got none")
+        for n, c in enumerate(contents):
+            if not isinstance(c, CachingContent):
+                raise TypeError(f"contents[{n}] must be a CachingContent, got "
+                                f"{type(c).__name__}")
+        M = check_integer("capacity", self.capacity, 1, len(contents))
         theorem51_bound(self.discount)
         object.__setattr__(self, "contents", contents)
         object.__setattr__(self, "capacity", M)
@@ -111,11 +111,18 @@ class CachingProblem:
         return levels, np.asarray(self.configs)[states // L]
 
 
+def _check_problem(problem) -> CachingProblem:
+    if not isinstance(problem, CachingProblem):
+        raise TypeError(f"problem must be a CachingProblem, got {type(problem).__name__}")
+    return problem
+
+
 def joint_costs(problem: CachingProblem) -> np.ndarray:
     """Expected one-slot cost (3) of every joint state and action, shape (n_states, n_configs).
 
     ``cost[s, a] = sum_n (1 - a_n) (P0 C)_n(k_n) + a_n (1 - c_n) d_n + a_n h_n``.
     """
+    _check_problem(problem)
     cfg = np.asarray(problem.configs, dtype=float)
     L = math.prod(problem.shape)
     # missing part: depends on the levels and the action
@@ -153,6 +160,8 @@ def joint_transition_matrix(problem: CachingProblem, policy) -> sparse.csr_array
 
     Raises
     ------
+    TypeError
+        For a problem that is not a ``CachingProblem``, a policy that is not integers.
     ValueError
         If the policy has the wrong shape or uses a configuration number out of range.
     """
@@ -176,8 +185,12 @@ def joint_transition_matrix(problem: CachingProblem, policy) -> sparse.csr_array
 
 
 def _check_joint_policy(problem, policy):
+    _check_problem(problem)
     policy = np.asarray(policy)
-    if policy.shape != (problem.n_states,) or not np.issubdtype(policy.dtype, np.integer):
+    if not np.issubdtype(policy.dtype, np.integer):
+        raise TypeError(f"policy must be an integer array of configuration numbers, got "
+                        f"{policy.dtype} array")
+    if policy.shape != (problem.n_states,):
         raise ValueError(f"policy must be an integer array of shape ({problem.n_states},), "
                          f"got {policy.dtype} array of shape {policy.shape}")
     if policy.min() < 0 or policy.max() >= len(problem.configs):
@@ -253,6 +266,9 @@ def solve_joint(problem: CachingProblem, *, vi_tol: float = 1e-6,
     -------
     JointSolution
     """
+    _check_problem(problem)
+    vi_tol = check_real("vi_tol", vi_tol, 0.0, np.inf, low_open=True, high_open=True)
+    max_iter = check_integer("max_iter", max_iter, 1)
     costs = joint_costs(problem)
     sol = mdp.operator_policy_iteration(lambda V: _bellman(problem, V, costs),
                                         lambda policy: evaluate_joint_policy(problem, policy),

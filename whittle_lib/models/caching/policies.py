@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._validation import check_integer, check_rng, real_array
 from ...indices import WhittleIndexResult, whittle_indices
 from ...rmab import sample_next, simulate, top_m
 from ...stats import ConfidenceInterval, mean_interval
-from .joint import CachingProblem, _check_joint_policy
+from .joint import CachingProblem, _check_joint_policy, _check_problem
 
 __all__ = ["whittle_priorities", "greedy_priorities", "index_policy", "CachingDynamics",
            "MonteCarloEstimate", "simulate_policy"]
@@ -35,6 +36,7 @@ def whittle_priorities(problem: CachingProblem) -> tuple[np.ndarray, ...]:
         If some content is not indexable (the Whittle index policy is then undefined; Sec. 4
         suggests changing its missing costs first, :func:`repair_missing_costs`).
     """
+    _check_problem(problem)
     out = []
     for n, content in enumerate(problem.contents):
         with warnings.catch_warnings():
@@ -54,6 +56,7 @@ def greedy_priorities(problem: CachingProblem) -> tuple[np.ndarray, ...]:
     minimising it under the capacity constraint caches the (at most ``M``) contents of largest
     positive saving, exactly what :func:`index_policy` does with these priorities.
     """
+    _check_problem(problem)
     out = []
     for content in problem.contents:
         K = content.n_levels
@@ -78,7 +81,10 @@ def _priorities_at(problem, priorities, levels, cached):
 
 
 def _check_priorities(problem, priorities):
-    priorities = tuple(np.asarray(p, dtype=float) for p in priorities)
+    if not isinstance(priorities, (list, tuple)):
+        raise TypeError(f"priorities must be a tuple of arrays, one per content, got "
+                        f"{type(priorities).__name__}")
+    priorities = tuple(real_array(f"priorities[{n}]", p) for n, p in enumerate(priorities))
     if len(priorities) != problem.n_contents or any(
             p.shape != (2 * c.n_levels,) for p, c in zip(priorities, problem.contents)):
         raise ValueError("priorities must hold one array of shape (2K_n,) per content")
@@ -98,10 +104,31 @@ def index_policy(problem: CachingProblem, priorities) -> np.ndarray:
     numpy.ndarray of int, shape (n_states,)
         Configuration number in every joint state (for :func:`evaluate_joint_policy`).
     """
+    _check_problem(problem)
     priorities = _check_priorities(problem, priorities)
     levels, cached = problem.decode(np.arange(problem.n_states))
     chosen = _select(_priorities_at(problem, priorities, levels, cached), problem.capacity)
     return problem.config_index(chosen)
+
+
+def _initial_state(problem, initial_levels, initial_cached):
+    """Level indices (intp) and cache bits (int8) of shape (n_runs, N), checked."""
+    N = problem.n_contents
+    raw_levels, raw_cached = np.asarray(initial_levels), np.asarray(initial_cached)
+    for name, raw in (("initial_levels", raw_levels), ("initial_cached", raw_cached)):
+        if raw.dtype.kind not in "iub":
+            raise TypeError(f"{name} must hold integers, got an array of dtype {raw.dtype}")
+    levels = np.array(raw_levels, dtype=np.intp)
+    cached = np.array(raw_cached, dtype=np.int8)
+    if levels.ndim != 2 or levels.shape[1] != N or cached.shape != levels.shape:
+        raise ValueError(f"initial_levels and initial_cached must have shape (n_runs, {N}), "
+                         f"got {levels.shape} and {cached.shape}")
+    if np.any(levels < 0) or np.any(levels >= np.array(problem.shape)):
+        raise ValueError(f"initial_levels must lie in 0..K_n - 1 (K = {problem.shape}), got "
+                         f"{levels.tolist()}")
+    if np.any(cached.sum(1) > problem.capacity) or np.any((cached != 0) & (cached != 1)):
+        raise ValueError(f"initial_cached must be 0/1 with at most {problem.capacity} ones per run")
+    return levels, cached
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,7 +146,8 @@ class CachingDynamics:
     ----------
     problem : CachingProblem
     initial_levels, initial_cached : ndarray of int, shape (R, N)
-        One row per replication (already checked by :func:`simulate_policy`).
+        One row per replication: level indices in ``0..K_n - 1`` and cache bits with at most
+        ``M`` ones (checked as :func:`simulate_policy` checks them).
     """
 
     problem: CachingProblem
@@ -127,7 +155,10 @@ class CachingDynamics:
     initial_cached: np.ndarray
 
     def __post_init__(self) -> None:
-        problem = self.problem
+        problem = _check_problem(self.problem)
+        levels, cached = _initial_state(problem, self.initial_levels, self.initial_cached)
+        object.__setattr__(self, "initial_levels", levels)
+        object.__setattr__(self, "initial_cached", cached)
         N, Kmax = problem.n_contents, max(problem.shape)
         cdf = np.ones((N, 2, Kmax, Kmax))             # cumulative rows, padded: cdf[n, a, k, j]
         missing = np.zeros((N, Kmax))
@@ -218,20 +249,10 @@ def simulate_policy(problem: CachingProblem, policy, *, initial_levels, initial_
     -------
     MonteCarloEstimate
     """
-    rng = np.random.default_rng(rng)
-    levels = np.array(initial_levels, dtype=np.intp)
-    cached = np.array(initial_cached, dtype=np.int8)
-    N = problem.n_contents
-    if levels.ndim != 2 or levels.shape[1] != N or cached.shape != levels.shape:
-        raise ValueError(f"initial_levels and initial_cached must have shape (n_runs, {N}), "
-                         f"got {levels.shape} and {cached.shape}")
-    if np.any(levels < 0) or np.any(levels >= np.array(problem.shape)):
-        raise ValueError("initial_levels out of range")
-    if np.any(cached.sum(1) > problem.capacity) or np.any((cached != 0) & (cached != 1)):
-        raise ValueError(f"initial_cached must be 0/1 with at most {problem.capacity} ones per run")
-    horizon = int(horizon)
-    if horizon < 1:
-        raise ValueError(f"horizon must be >= 1, got {horizon}")
+    _check_problem(problem)
+    rng = check_rng(rng)
+    levels, cached = _initial_state(problem, initial_levels, initial_cached)
+    horizon = check_integer("horizon", horizon, 1)
     joint = not isinstance(policy, tuple)
     if joint:
         policy = _check_joint_policy(problem, policy)
@@ -248,8 +269,8 @@ def simulate_policy(problem: CachingProblem, policy, *, initial_levels, initial_
     else:
         def rule(state, t):
             return _priorities_at(problem, policy, *state)
-    run = simulate(dynamics, rule, problem.capacity, horizon, replications=R, threshold=0.0,
-                   rng=rng)
+    run = simulate(dynamics, rule, problem.capacity, horizon, replications=R,
+                   activation="at_most", rng=rng)
     beta = problem.discount
     total = np.zeros(R)
     discount_t = 1.0

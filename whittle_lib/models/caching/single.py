@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import mdp
+from ..._validation import check_integer, check_real, real_array
 from ...indices import WhittleIndexResult, whittle_indices
-from .assumptions import theorem51_bound
+from .assumptions import _check_content, theorem51_bound
 from .content import CachingContent
 
 __all__ = ["ContentSolution", "solve_content", "solve_content_many", "StructureCheck",
@@ -67,43 +68,31 @@ def solve_content(content: CachingContent, lam: float, *, discount: float) -> Co
     Policy iteration on the ``2K`` states (:func:`whittle_lib.mdp.dense_policy_iteration`:
     dense linear solves, exact for a finite discounted MDP, [P94]_ Sec. 6.4), in costs. The
     threshold check allows ties within ``1e-10`` times the cost scale: a state where both actions
-    are optimal may be put on either side of the threshold.
+    are optimal may be put on either side of the threshold. This is
+    ``solve_content_many(content, [lam], discount=discount)[0]``: one implementation.
 
     Parameters
     ----------
     content : CachingContent
     lam : float
-        Penalty per slot in the cache (the paper's :math:`\lambda`; our subsidy for passivity).
+        Penalty per slot in the cache (the paper's :math:`\lambda`; our subsidy for passivity),
+        finite.
     discount : float
         In (0, 1).
 
     Returns
     -------
     ContentSolution
+
+    Examples
+    --------
+    >>> c = CachingContent.birth_death([0.0, 1.0, 2.0], [0.0, 1.0, 1.5], up0=0.2, down0=0.2,
+    ...                                up1=0.3, down1=0.1, fetch_cost=1.0)
+    >>> solve_content(c, 0.5, discount=0.9).thresholds
+    (1, 1)
     """
-    theorem51_bound(discount)  # validates the discount
-    beta = float(discount)
-    arm = content.arm()
-    c0 = -arm.R0  # cost of not caching
-    c1 = -arm.R1 + float(lam)  # cost of caching
-    scale = max(1.0, float(np.abs(np.concatenate([c0, c1])).max()))
-    tol = 1e-10 * scale / (1.0 - beta)
-    # in rewards (negated costs), which the solver maximises; negation is exact in floating
-    # point, so these are the costs' own numbers (``+ 0.0`` turns the -0.0 of a zero cost back
-    # into 0.0)
-    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]), np.stack([-c0, -c1]),
-                                     discount=beta, tol=tol)
-    V = -sol.value + 0.0
-    adv = sol.q[1] - sol.q[0]              # q(x, 0) - q(x, 1) in costs
-    cache = sol.policy.astype(bool)
-    it = sol.iterations
-    K = content.n_levels
-    t0, t1 = _threshold(adv[:K], tol), _threshold(adv[K:], tol)
-    thresholds = None if t0 is None or t1 is None else (t0, t1)
-    adv.setflags(write=False)
-    V.setflags(write=False)
-    cache.setflags(write=False)
-    return ContentSolution(float(lam), V, adv, cache, thresholds, it)
+    lam = check_real("lam", lam, -np.inf, np.inf, low_open=True, high_open=True)
+    return solve_content_many(content, [lam], discount=discount)[0]
 
 
 def _thresholds_many(adv, tol):
@@ -128,7 +117,7 @@ def solve_content_many(content: CachingContent, lams, *, discount: float) -> tup
     ----------
     content : CachingContent
     lams : array_like of float, shape (m,)
-        Penalties per slot in the cache.
+        Penalties per slot in the cache, finite.
     discount : float
         In (0, 1).
 
@@ -150,10 +139,11 @@ def solve_content_many(content: CachingContent, lams, *, discount: float) -> tup
     >>> [s.thresholds for s in solve_content_many(c, [-5.0, 0.5, 50.0], discount=0.9)]
     [(0, 0), (1, 1), (3, 3)]
     """
+    _check_content(content)
     theorem51_bound(discount)  # validates the discount
     beta = float(discount)
-    lams = np.asarray(lams, dtype=float)
-    if lams.ndim != 1 or not np.isfinite(lams).all():
+    lams = real_array("lams", lams, low=-np.inf, high=np.inf, low_open=True, high_open=True)
+    if lams.ndim != 1:
         raise ValueError(f"lams must be a 1-d array of finite penalties, got {lams!r}")
     m = lams.size
     if m == 0:
@@ -224,6 +214,9 @@ def check_structure(content: CachingContent, *, discount: float,
     -------
     StructureCheck
     """
+    _check_content(content)
+    theorem51_bound(discount)  # validates the discount
+    n_grid = check_integer("n_grid", n_grid, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         index = whittle_indices(content.arm(), discount=discount)
