@@ -381,27 +381,12 @@ def test_crawling_simulation_at_scale_is_the_former_one_bit_for_bit():
 
 # --- issue 32: the activation rule, fingerprints, random streams, reprs --------------------------
 
-import inspect  # noqa: E402
 import sys  # noqa: E402
 
 import whittle_lib as wl  # noqa: E402
 
-# The average criterion as whittle_indices spells it on this commit: None from issue 32's
-# indices change on (its default), 1.0 before it. Remove once both have landed.
-AVERAGE = (None if inspect.signature(indices.whittle_indices).parameters["discount"].default
-           is None else 1.0)
-
-
-def _fingerprinted(result, arm):
-    """``result`` as whittle_indices gives it from issue 32 on, carrying its arm's fingerprint
-    (set here on a commit whose WhittleIndexResult does not carry one yet)."""
-    if getattr(result, "fingerprint", None) is None:
-        object.__setattr__(result, "fingerprint", arm.fingerprint)
-    return result
-
-
 def _results(arm_list):
-    return [_fingerprinted(indices.whittle_indices(a, discount=AVERAGE), a) for a in arm_list]
+    return [indices.whittle_indices(a) for a in arm_list]       # the average reward
 
 
 def test_a_slack_budget_gives_the_bound_under_both_defaults():
@@ -526,7 +511,7 @@ def test_simulate_refuses_a_result_of_another_arm_and_names_its_position():
     rmab.simulate(arm_list, [r.indices for r in swapped], 1, 5, rng=1)
     rmab.simulate(arm_list, results, 1, 5, rng=1)
     # a discounted index on an average run is a legitimate heuristic: not refused
-    discounted = [_fingerprinted(indices.whittle_indices(a, discount=0.9), a) for a in arm_list]
+    discounted = [indices.whittle_indices(a, discount=0.9) for a in arm_list]
     rmab.simulate(arm_list, discounted, 1, 5, rng=1)
     # the count mode likewise
     with pytest.raises(ValueError, match="computed for another arm"):

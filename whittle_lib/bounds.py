@@ -37,7 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._results import ShortRepr
+from ._results import ShortRepr, pandas as _pandas
 from ._validation import (as_numeric, check_activation, check_budget, check_choice,
                           check_discount)
 from .arms import RestlessArm
@@ -106,8 +106,6 @@ class RelaxationBound(ShortRepr):
         0    0.333333
         1    0.333333
         """
-        from .indices import _pandas
-
         pd = _pandas()
         shares = np.array([]) if self.shares is None else self.shares
         return pd.DataFrame({"share": shares}, index=pd.RangeIndex(shares.size, name="arm"))

@@ -54,7 +54,7 @@ import numpy as np
 from scipy.linalg import blas, lapack
 
 from . import mdp
-from ._results import ShortRepr
+from ._results import ShortRepr, pandas as _pandas
 from ._validation import as_numeric, check_discount, check_real, stochastic_matrices
 from .arms import RestlessArm
 
@@ -126,17 +126,6 @@ class IndexStatus(enum.Enum):
     INDEXABLE = "indexable"
     NOT_INDEXABLE = "not indexable"
     MULTICHAIN = "multichain"
-
-
-def _pandas():
-    """pandas, imported when a result is turned into a table (the library needs it nowhere
-    else)."""
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError("to_frame() needs pandas, which is not installed: pip install pandas") \
-            from None
-    return pandas
 
 
 @dataclass(frozen=True, eq=False, repr=False)
