@@ -1002,7 +1002,7 @@ def _ggk_many(P0, P1, R0, R1, discount):
     (full ``X`` updated at each pivot, no delayed blocks), and :func:`whittle_indices` does not
     call it with one arm because its blocked level-3 updates (and only them) keep large arms at
     a few LU factorisations and give the bits the stored results were computed with.
-    ``tests/test_indices.py`` compares the two verdicts on thousands of arms.
+    The library's tests compare the two verdicts on thousands of arms.
     """
     k, n = R0.shape
     arms = np.arange(k)
