@@ -1,5 +1,7 @@
 """Tests of whittle_lib.mdp: solvers against each other, against pymdptoolbox, and invariants."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -873,3 +875,170 @@ def test_rvi_loop_by_rows_keeps_the_old_iterates_bit_for_bit(model_of, refs, rul
     h_new, k_new, s_new = mdp._rvi_loop(model, H0.copy(), *args, named, *rest)
     assert np.array_equal(h_old, h_new) and h_new.flags.c_contiguous
     assert np.array_equal(k_old, k_new) and np.array_equal(s_old, s_new)
+
+
+# --- finite horizon against the peers' own test cases, capped value iteration (issue 32) -----
+
+def _forest(p=0.1, r1=4.0, r2=2.0):
+    """pymdptoolbox's ``example.forest()`` (S = 3): action 0 waits, 1 cuts; rewards[s, a]."""
+    wait = np.array([[p, 1 - p, 0.0], [p, 0.0, 1 - p], [p, 0.0, 1 - p]])
+    cut = np.array([[1.0, 0.0, 0.0]] * 3)
+    return mdp.FiniteMDP([wait, cut], rewards=[[0.0, 0.0], [0.0, 1.0], [r1, r2]])
+
+
+def test_backward_induction_reproduces_pymdptoolbox_finite_horizon_example():
+    # pymdptoolbox's own test of FiniteHorizon: the doctest of mdptoolbox.mdp.FiniteHorizon
+    # (its tests/test_FiniteHorizon.py holds no case), forest(), discount 0.9, N = 3, printed
+    # to 4 decimals as V[s, t] and policy[s, t]; ours are values[t, s] and policy[t, s].
+    printed_V = [[2.6973, 0.81, 0.0, 0.0],
+                 [5.9373, 3.24, 1.0, 0.0],
+                 [9.9373, 7.24, 4.0, 0.0]]
+    printed_policy = [[0, 0, 0], [0, 0, 1], [0, 0, 0]]
+    sol = mdp.backward_induction(_forest(), 3, discount=0.9)
+    np.testing.assert_allclose(sol.values.T, printed_V, rtol=0, atol=0.5e-4)  # the last digit
+    np.testing.assert_array_equal(sol.policy.T, printed_policy)
+    assert sol.horizon == 3 and sol.discount == 0.9
+
+
+def _inventory():
+    """QuantEcon's TestFiniteHorizon model (Puterman 2005, Secs. 3.2 and 4.6.1, single-product
+    stochastic inventory control), from its state-action pairs to rewards[s, a] and
+    allowed[s, a]: in state s (the stock) the orders a = 0 .. 3 - s are allowed."""
+    s_indices = [0, 0, 0, 0, 1, 1, 1, 2, 2, 3]
+    a_indices = [0, 1, 2, 3, 0, 1, 2, 0, 1, 0]
+    R = [0., -1., -2., -5., 5., 0., -3., 6., -1., 5.]
+    Q = [[1., 0., 0., 0.], [0.75, 0.25, 0., 0.], [0.25, 0.5, 0.25, 0.], [0., 0.25, 0.5, 0.25],
+         [0.75, 0.25, 0., 0.], [0.25, 0.5, 0.25, 0.], [0., 0.25, 0.5, 0.25],
+         [0.25, 0.5, 0.25, 0.], [0., 0.25, 0.5, 0.25], [0., 0.25, 0.5, 0.25]]
+    P = np.zeros((4, 4, 4))           # rows of disallowed pairs stay zero: never used
+    rewards = np.zeros((4, 4))
+    allowed = np.zeros((4, 4), dtype=bool)
+    for s, a, r, q in zip(s_indices, a_indices, R, Q):
+        P[a, s], rewards[s, a], allowed[s, a] = q, r, True
+    return mdp.FiniteMDP(P, rewards, allowed), (R, Q, s_indices, a_indices)
+
+
+def test_backward_induction_reproduces_quantecon_finite_horizon_test():
+    # QuantEcon's own test (quantecon/markov/tests/test_ddp.py, TestFiniteHorizon): T = 3,
+    # beta = 1 (the total reward, which backward_induction takes as discount=1.0), v_T = 0;
+    # exact fractions, so the tolerance is rounding
+    vs_expected = [[67 / 16, 129 / 16, 194 / 16, 227 / 16],
+                   [2, 25 / 4, 10, 21 / 2],
+                   [0, 5, 6, 5],
+                   [0, 0, 0, 0]]
+    sigmas_expected = [[3, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0]]
+    model, _ = _inventory()
+    sol = mdp.backward_induction(model, 3)
+    np.testing.assert_allclose(sol.values, vs_expected, rtol=1e-15)
+    np.testing.assert_array_equal(sol.policy, sigmas_expected)
+    assert sol.discount == 1.0
+
+
+def test_backward_induction_against_quantecon_on_its_model():
+    markov = pytest.importorskip("quantecon.markov", reason="QuantEcon is the peer here")
+    model, (R, Q, s_indices, a_indices) = _inventory()
+    with warnings.catch_warnings():   # beta = 1: QuantEcon warns its infinite-horizon solvers off
+        warnings.simplefilter("ignore", UserWarning)
+        ddp = markov.DiscreteDP(R, Q, 1, s_indices, a_indices)
+    terminal = np.array([0.5, -1.0, 2.0, 0.0])
+    vs, sigmas = markov.backward_induction(ddp, 5, v_term=terminal)
+    sol = mdp.backward_induction(model, 5, terminal=terminal)
+    np.testing.assert_allclose(sol.values, vs, rtol=0, atol=1e-12)   # sums in another order
+    np.testing.assert_array_equal(sol.policy, sigmas)
+
+
+@pytest.mark.parametrize("discount", [0.9, 1.0])
+def test_backward_induction_against_both_peers_on_random_mdps(discount):
+    markov = pytest.importorskip("quantecon.markov", reason="QuantEcon is a peer here")
+    toolbox = _pymdptoolbox() if _has("mdptoolbox") else pytest.skip("pymdptoolbox is absent")
+    rng = np.random.default_rng(31)
+    for _ in range(5):
+        n, A, T = int(rng.integers(2, 12)), int(rng.integers(2, 4)), int(rng.integers(1, 8))
+        P = rng.dirichlet(np.ones(n), size=(A, n))
+        R = rng.normal(size=(n, A))
+        h = rng.normal(size=n)
+        sol = mdp.backward_induction(mdp.FiniteMDP(P, R), T, terminal=h, discount=discount)
+        with warnings.catch_warnings():   # beta = 1: QuantEcon warns its infinite-horizon off
+            warnings.simplefilter("ignore", UserWarning)
+            ddp = markov.DiscreteDP(R, P.transpose(1, 0, 2), discount)
+        vs, sigmas = markov.backward_induction(ddp, T, v_term=h)
+        np.testing.assert_allclose(sol.values, vs, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(sol.policy, sigmas)       # random rewards: no ties
+        fh = toolbox.FiniteHorizon(P, R, discount, T, h=h)
+        fh.run()
+        np.testing.assert_allclose(sol.values, fh.V.T, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(sol.policy, fh.policy.T)
+
+
+def _has(module):
+    import importlib.util
+    return importlib.util.find_spec(module) is not None
+
+
+def test_capped_value_iteration_is_backward_induction():
+    # The peers' finite-horizon cases "as capped value iteration": value_iteration stopped at
+    # max_iter returns its last iterate, the max_iter-stage value from v0, bit for bit the
+    # backward induction's (the same Bellman sums); no span shift, whose discount / (1 -
+    # discount) factor would add 4.5e12 at discount 1 - 1e-12 (issue 32)
+    for model, discount in ((_forest(), 0.9), (_forest(), 1 - 1e-12)):
+        fh = mdp.backward_induction(model, 3, discount=discount)
+        with pytest.warns(RuntimeWarning, match="the value returned is the last iterate"):
+            vi = mdp.value_iteration(model, discount=discount, max_iter=3, epsilon=1e-300)
+        assert not vi.converged and vi.iterations == 3
+        assert vi.value.tobytes() == fh.values[0].tobytes()
+        np.testing.assert_array_equal(vi.policy, fh.policy[0])
+        with pytest.warns(RuntimeWarning, match="the value returned is the last iterate"):
+            mpi = mdp.modified_policy_iteration(model, discount=discount, max_iter=1,
+                                                sweeps=0, epsilon=1e-300)
+        assert mpi.value.tobytes() == fh.values[2].tobytes()    # one greedy sweep: one stage
+
+
+def _value_iteration_before_1_0(model, discount, epsilon, stopping):
+    """The loop of mdp.value_iteration before issue 32, verbatim but for the layout: the
+    reference for the bits of converged runs."""
+    v = np.zeros(model.n_states)
+    threshold = (epsilon * (1 - discount) / discount if stopping == "span"
+                 else epsilon * (1 - discount) / (2 * discount))
+    rewards, A = model._masked_rewards, model.n_actions
+    for k in range(1, 100_001):
+        v_new = (rewards + discount * (model._stacked @ v).reshape(A, -1)).max(axis=0)
+        diff = v_new - v
+        residual = float(diff.max() - diff.min()) if stopping == "span" \
+            else float(np.abs(diff).max())
+        v = v_new
+        if residual < threshold:
+            break
+    if stopping == "span":
+        v = v + discount / (1 - discount) * 0.5 * (float(diff.max()) + float(diff.min()))
+    return v, k
+
+
+@pytest.mark.parametrize("stopping", ["span", "sup"])
+def test_converged_value_iteration_keeps_its_bits(stopping):
+    for seed in range(4):
+        model = random_mdp(20, 3, seed, 0.4)
+        for discount in (0.5, 0.95):
+            v, k = _value_iteration_before_1_0(model, discount, 1e-9, stopping)
+            sol = mdp.value_iteration(model, discount=discount, epsilon=1e-9, stopping=stopping)
+            assert sol.converged and sol.iterations == k and sol.value.tobytes() == v.tobytes()
+
+
+def test_reprs_are_short():
+    # every result prints its fields summarised, never a whole array (issue 32)
+    from whittle_lib.models import robots
+    model, space = robots.robots_mdp(0.01, 1.0, 1.4, 5, 100)    # 1,710 states
+    results = [model, mdp.policy_iteration(model),
+               mdp.relative_value_iteration(model, stopping="span", tol=1e-6, tau=0.5),
+               mdp.relative_value_iteration_many(model, [0, 1], stopping="span", tol=1e-6,
+                                                 tau=0.5),
+               mdp.backward_induction(model, 4),
+               mdp.evaluate_policy(model, robots.static_policy(space)),
+               mdp.dense_policy_iteration(np.full((2, 40, 40), 1 / 40), np.zeros((40, 2)),
+                                          discount=0.9)]
+    with pytest.warns(RuntimeWarning):
+        results.append(mdp.value_iteration(model, discount=0.99, max_iter=2))
+    for result in results:
+        text = repr(result)
+        assert len(text) < 1200
+        assert text.startswith(type(result).__name__ + "(")
+        assert "array(shape=" in text
