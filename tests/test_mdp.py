@@ -1042,3 +1042,90 @@ def test_reprs_are_short():
         assert len(text) < 1200
         assert text.startswith(type(result).__name__ + "(")
         assert "array(shape=" in text
+
+
+# --- the dense path of policy_iteration (issue 32) -------------------------------------------
+
+@pytest.mark.parametrize("discount", [0.5, 0.95, 0.999, None])
+def test_dense_path_against_sparse_lu(discount):
+    # Independent evaluation: SuperLU on the same chains. The dense path's Krylov evaluations
+    # stop at a relative residual of 1e-12, so values agree to 1e-12 (1 + |v|) / (1 - discount)
+    rng = np.random.default_rng(5)
+    for density in (1.0, 0.5):
+        n, A = 60, 4
+        P = rng.random((A, n, n)) * (rng.random((A, n, n)) < density)
+        P[:, np.arange(n), rng.integers(0, n, n)] += 0.1
+        P /= P.sum(axis=-1, keepdims=True)
+        if discount is None:
+            P = 0.9 * P + 0.1 / n                 # positive rows: every policy unichain
+        R = rng.normal(size=(n, A))
+        model = mdp.FiniteMDP(P, R)
+        dense = mdp.policy_iteration(model, discount=discount)
+        lu = mdp.policy_iteration(model, discount=discount, evaluation="direct", warm_start=0)
+        assert dense.method == "dense" and dense.converged
+        np.testing.assert_array_equal(dense.policy, lu.policy)
+        if discount is None:
+            assert dense.gain == pytest.approx(lu.gain, abs=1e-11)
+            np.testing.assert_allclose(dense.bias, lu.bias, atol=1e-9)
+            assert dense.residual < 1e-9 and lu.gain_bounds[0] - 1e-11 <= dense.gain
+        else:
+            scale = (1 + np.abs(lu.value).max()) / (1 - discount)
+            np.testing.assert_allclose(dense.value, lu.value, rtol=0, atol=1e-11 * scale)
+            assert dense.residual <= 1e-11 * scale
+
+
+def test_dense_path_falls_back_to_lapack_on_a_slow_chain(monkeypatch):
+    # a chain that barely moves (P = 0.999 I + 0.001 / n) at discount 0.999: BiCGSTAB cannot
+    # meet 1e-12 within max(10, n / 20) iterations from the start, and a LAPACK solve takes over
+    n = 40
+    rng = np.random.default_rng(8)
+    slow = 0.999 * np.eye(n) + 0.001 * rng.dirichlet(np.ones(n), size=n)
+    P = np.stack([slow, np.roll(slow, 1, axis=1)])
+    model = mdp.FiniteMDP(P, rng.normal(size=(n, 2)))
+    solves = []
+    solve = np.linalg.solve
+    monkeypatch.setattr(np.linalg, "solve", lambda *a: solves.append(1) or solve(*a))
+    dense = mdp.policy_iteration(model, discount=0.999, evaluation="dense", warm_start=0)
+    monkeypatch.undo()
+    assert solves                                            # LAPACK took over
+    lu = mdp.policy_iteration(model, discount=0.999, evaluation="direct")
+    np.testing.assert_array_equal(dense.policy, lu.policy)
+    np.testing.assert_allclose(dense.value, lu.value, rtol=1e-10)
+
+
+def test_dense_path_respects_the_allowed_actions_and_refuses_multichain_average():
+    rng = np.random.default_rng(9)
+    n, A = 30, 3
+    P = rng.dirichlet(np.ones(n), size=(A, n))
+    allowed = rng.random((n, A)) < 0.6
+    allowed[np.arange(n), rng.integers(0, A, n)] = True
+    R = rng.normal(size=(n, A)) + 5.0 * ~allowed            # tempting, but not allowed
+    model = mdp.FiniteMDP(P, R, allowed)
+    for discount in (0.9, None):
+        sol = mdp.policy_iteration(model, discount=discount, evaluation="dense")
+        assert allowed[np.arange(n), sol.policy].all()
+        ref = mdp.policy_iteration(model, discount=discount, evaluation="direct")
+        np.testing.assert_array_equal(sol.policy, ref.policy)
+    P[0, 0] = np.eye(n)[0]                                    # a zero in an allowed row
+    sparse_rows = mdp.FiniteMDP(P, R, allowed)
+    assert mdp._resolve_evaluation(sparse_rows, "auto", average=True) == "direct"
+    assert mdp._resolve_evaluation(sparse_rows, "auto", average=False) == "dense"
+    with pytest.raises(ValueError, match="every policy unichain"):
+        mdp.policy_iteration(sparse_rows, evaluation="dense")
+
+
+def test_auto_takes_the_dense_path_only_for_dense_rows():
+    from whittle_lib.models import robots
+    robots_model = robots.robots_mdp(0.1, 1.0, 1.4, 5, 16)[0]            # 3 non-zeros a row
+    assert mdp._resolve_evaluation(robots_model, "auto", average=False) == "direct"
+    assert mdp._resolve_evaluation(birth_death_mdp(3000), "auto", average=False) == "direct"
+    assert mdp._resolve_evaluation(sparse_random_mdp(1500, 0), "auto", False) == "iterative"
+    dense = random_mdp(50, 3, 0)
+    assert mdp._resolve_evaluation(dense, "auto", average=True) == "dense"
+    # the dense matrices are the ones given (no copy back from the sparse ones) or, for sparse
+    # input, the sparse ones densified: the same numbers
+    P = np.random.default_rng(1).dirichlet(np.ones(7), size=(2, 7))
+    given = mdp.FiniteMDP(P, np.zeros((7, 2)))
+    assert given._P is not None and np.array_equal(given._dense, P)
+    from_sparse = mdp.FiniteMDP([sparse.csr_array(p) for p in P], np.zeros((7, 2)))
+    assert from_sparse._P is None and np.array_equal(from_sparse._dense, P)
