@@ -516,10 +516,10 @@ def test_one_reference_state_keeps_the_old_iterates_bit_for_bit(stopping, tau, t
     assert sol.gain == model.q_values(h).max(axis=1)[ref]
 
 
+@pytest.mark.parametrize("refs", [[0, 7, 24], list(range(0, 24, 2))])   # below, above 8
 @pytest.mark.parametrize("stopping", ["relative", "span", "norm"])
-def test_batched_rvi_follows_each_single_run(stopping):
+def test_batched_rvi_follows_each_single_run(stopping, refs):
     model = random_mdp(25, 3, 4, 0.3)
-    refs = [0, 7, 24]
     batch = mdp.relative_value_iteration_many(model, refs, tau=0.7, tol=1e-9, stopping=stopping)
     assert isinstance(batch, mdp.RelativeValueBatch) and batch.converged.all()
     for j, x in enumerate(refs):

@@ -1564,23 +1564,40 @@ def _relative_value_iteration(mdp, reference_states, tau, tol, stopping, max_ite
 
 def _rvi_batch(mdp, refs, scale, H, iterations, statistic, converged) -> RelativeValueBatch:
     """The :class:`RelativeValueBatch` of the last iterates ``H`` (one column per run), each
-    column with the arithmetic of one vector, :meth:`FiniteMDP._q`: the gain ``T h(x_hat)`` and
-    the greedy policy from ``q = r + scale (P h)``, the gain bounds from ``T h' - h'`` for the
-    original model's bias ``h'`` (``tau h`` for ``damping="expectation"``)."""
+    column with the arithmetic of one vector (:meth:`FiniteMDP._q`, through
+    :func:`_products`): the gain ``T h(x_hat)`` and the greedy policy from ``q = r + scale (P
+    h)``, the gain bounds from ``T h' - h'`` for the original model's bias ``h'`` (``tau h``
+    for ``damping="expectation"``)."""
     n, m = H.shape
-    gain = np.empty(m)
-    policy = np.empty((n, m), dtype=np.int64)
-    bounds = np.empty((m, 2))
-    for j in range(m):
-        h = H[:, j]
-        q = mdp._q(h) if scale is None else mdp._q(h, scale)
-        best = q.max(axis=0)
-        gain[j] = best[refs[j]]
-        policy[:, j] = np.argmax(q, axis=0)
-        bounds[j] = _gain_bounds(mdp, h if scale is None else scale * h)
+    A = mdp.n_actions
+    G = np.ascontiguousarray(H.T)
+    product = _products(mdp, G)
+    q = (product if scale is None else scale * product).reshape(m, A, n) + mdp._masked_rewards
+    best = q.max(axis=1)
+    gain = best[np.arange(m), refs]
+    policy = np.ascontiguousarray(np.argmax(q, axis=1).T)
+    if scale is None:
+        d = best - G
+    else:
+        Gs = scale * G
+        d = (_products(mdp, Gs).reshape(m, A, n) + mdp._masked_rewards).max(axis=1) - Gs
+    bounds = np.stack([d.min(axis=1), d.max(axis=1)], axis=1)
     return RelativeValueBatch(
         reference_states=refs, gain=gain, bias=H, policy=policy, iterations=iterations,
         residual=statistic, converged=converged, gain_bounds=bounds)
+
+
+def _products(mdp: FiniteMDP, G: np.ndarray) -> np.ndarray:
+    """``P h`` for each row ``h`` of ``G`` (shape ``(m, n)``), as rows ``(m, A n)``: one sparse
+    matrix-vector product per row below :data:`_ROWS_BY_VECTOR` rows, one matrix-matrix product
+    above (the same sums, see :data:`_ROWS_BY_VECTOR`)."""
+    m = G.shape[0]
+    if m < _ROWS_BY_VECTOR:
+        out = np.empty((m, mdp._stacked.shape[0]))
+        for j in range(m):
+            out[j] = mdp._stacked @ G[j]
+        return out
+    return np.ascontiguousarray((mdp._stacked @ G.T).T)
 
 
 #: Below this many columns :func:`_rvi_loop` makes one sparse matrix-vector product per column,

@@ -211,14 +211,22 @@ class ReadingRun:
         The reading's statistic then (its last value if it never held).
     bias : ndarray, shape (n, m)
         The iterates ``h_k`` at that update.
-    gain : ndarray, shape (m,)
-        ``T h_k(x_hat)``: the cost estimate is ``-gain`` (the model's rewards are ``-c``).
+    reference_states : ndarray of int, shape (m,)
+    model : FiniteMDP
     """
 
     iterations: np.ndarray
     residual: np.ndarray
     bias: np.ndarray
-    gain: np.ndarray
+    reference_states: np.ndarray
+    model: object
+
+    @property
+    def gain(self) -> np.ndarray:
+        """``T h_k(x_hat)`` of each column (computed when asked: the sweeps need only the
+        counts); the cost estimate is ``-gain`` (the model's rewards are ``-c``)."""
+        return np.array([self.model.q_values(self.bias[:, j])[x].max()
+                         for j, x in enumerate(self.reference_states)])
 
 
 class ReadingsRule:
@@ -268,7 +276,7 @@ class ReadingsRule:
                 self.stopped[i, active[done]] = True
                 if self.frozen[i] is None:
                     self.frozen[i] = np.zeros((self.stopped.shape[1], self.n_states))
-                self.frozen[i][active[done]] = h_new[:, done].T
+                self.frozen[i][active[done]] = h_new.T[done]     # rows: the loop's layout
         still = ~self.stopped[:, active].all(axis=0)
         self.active = active[still]
         return np.where(still, np.inf, 0.0)
@@ -280,11 +288,9 @@ class ReadingsRule:
         for i in range(len(self.rules)):
             H = np.ascontiguousarray(batch.bias.T) if self.frozen[i] is None else self.frozen[i]
             H[~self.stopped[i]] = batch.bias.T[~self.stopped[i]]
-            bias = np.ascontiguousarray(H.T)
-            gain = np.array([model.q_values(bias[:, j])[x].max()
-                             for j, x in enumerate(batch.reference_states)])
             out.append(ReadingRun(iterations=self.iterations[i], residual=self.statistic[i],
-                                  bias=bias, gain=gain))
+                                  bias=np.ascontiguousarray(H.T),
+                                  reference_states=batch.reference_states, model=model))
         return out
 
 
