@@ -228,9 +228,9 @@ def _former_solve_content(content, lam, *, discount):
     c0, c1 = -arm.R0, -arm.R1 + float(lam)
     scale = max(1.0, float(np.abs(np.concatenate([c0, c1])).max()))
     tol = 1e-10 * scale / (1.0 - beta)
-    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]), np.stack([-c0, -c1]),
-                                     discount=beta, tol=tol)
-    adv = sol.q[1] - sol.q[0]
+    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]), np.stack([-c0, -c1], axis=1),
+                                     discount=beta, tol=tol)        # r[s, a], q[s, a] (1.0)
+    adv = sol.q[:, 1] - sol.q[:, 0]
     K = content.n_levels
     t0, t1 = _threshold(adv[:K], tol), _threshold(adv[K:], tol)
     return (-sol.value + 0.0, adv, sol.policy.astype(bool),
