@@ -5,9 +5,13 @@ Models (fixed seeds):
 * ``random_sparse``: ``n`` states, 2 actions, 10 non-zeros per row at uniformly drawn columns
   with uniform weights normalised, rewards uniform on [0, 1); the pattern of QuantEcon.py
   issue #858, where a sparse LU of ``I - beta P_pi`` fills in.
-* ``birth_death``: a queue of ``n`` places (10^5, and 10^4 against mdpsolver); a customer arrives with probability 0.4 and leaves
-  with probability 0.35 (slow service, action 0) or 0.6 (fast, action 1); reward ``-0.1 x``
-  minus 0.5 for fast service. A tridiagonal chain: its LU has no fill-in.
+* ``birth_death``: a queue of ``n`` places (10^5, and 10^4 against mdpsolver); a customer
+  arrives with probability 0.4 and leaves with probability 0.35 (slow service, action 0) or 0.6
+  (fast, action 1); reward ``-0.1 x`` minus 0.5 for fast service. A tridiagonal chain: its LU
+  has no fill-in.
+* ``dense`` (n = 500 and 1,000, 10 actions): the peers' own random dense MDPs, QuantEcon's
+  ``random_discrete_dp`` and pymdptoolbox's ``example.rand``, against their policy iteration
+  and a plain NumPy one (see the section below).
 
 Peers: mdpsolver's best of its three algorithms (``pi``, ``mpi``, ``vi``, each at tolerance
 ``1e-8``, one thread: ``parallel=False``), and at its default tolerance ``1e-3`` for
@@ -46,7 +50,7 @@ def random_sparse(n: int, *, seed: int = 0, nnz: int = 10) -> mdp.FiniteMDP:
         vals /= vals.sum(axis=1, keepdims=True)
         indptr = np.arange(0, n * nnz + 1, nnz)
         mats.append(sparse.csr_array((vals.ravel(), cols.ravel(), indptr), shape=(n, n)))
-    return mdp.FiniteMDP(tuple(mats), rng.random((2, n)))
+    return mdp.FiniteMDP(tuple(mats), rng.random((2, n)).T)         # rewards[s, a]
 
 
 def birth_death(n: int) -> mdp.FiniteMDP:
@@ -57,17 +61,18 @@ def birth_death(n: int) -> mdp.FiniteMDP:
         down = np.where(x > 0, service, 0.0)
         mats.append(sparse.diags_array([down[1:], 1.0 - up - down, up[:-1]], offsets=[-1, 0, 1],
                                        format="csr"))
-    rewards = np.stack([-0.1 * x, -0.1 * x - 0.5])
+    rewards = np.stack([-0.1 * x, -0.1 * x - 0.5], axis=1)          # rewards[s, a]
     return mdp.FiniteMDP(tuple(mats), rewards)
 
 
 def _values(solution) -> np.ndarray:
-    return solution.value if isinstance(solution, mdp.DiscountedSolution) else solution.bias
+    return solution.value if solution.value is not None else solution.bias
 
 
 def _fresh(model: mdp.FiniteMDP) -> mdp.FiniteMDP:
-    """Clear the model's cached structure test and masked rewards, so a timing includes them."""
-    for name in ("_direct_preferred", "_masked_rewards"):
+    """Clear the model's cached structure tests, masked rewards and dense matrices (unless the
+    model was given dense ones), so a timing includes them."""
+    for name in ("_direct_preferred", "_masked_rewards", "_density", "_all_positive", "_dense"):
         model.__dict__.pop(name, None)
     return model
 
@@ -84,7 +89,7 @@ def _mdpsolver_lists(model: mdp.FiniteMDP):
             c_x.append(P.indices[lo:hi].tolist())
         probs.append(p_x)
         cols.append(c_x)
-    return model.rewards.T.tolist(), probs, cols
+    return model.rewards.tolist(), probs, cols
 
 
 def _mdpsolver_best(peer, lists, criterion: str, tol: float, algorithms=("pi", "mpi", "vi")):
@@ -118,7 +123,7 @@ def _mdpsolver_best(peer, lists, criterion: str, tol: float, algorithms=("pi", "
 
 
 def _bellman_residual(model, value) -> float:
-    return float(np.abs(model.q_values(value, BETA).max(axis=0) - value).max())
+    return float(np.abs(model.q_values(value, BETA).max(axis=1) - value).max())
 
 
 def _discounted_agreement(model):
@@ -134,7 +139,7 @@ def _discounted_agreement(model):
 def _gain_of(model, policy) -> float:
     """The gain of a policy (unichain: Krylov on the bias equations, else LU)."""
     P = mdp._policy_matrix(model, np.asarray(policy))
-    r = model.rewards[policy, np.arange(model.n_states)]
+    r = model.rewards[np.arange(model.n_states), policy]
     out = mdp._unichain_evaluation(P, r, 0, np.zeros(model.n_states), 1e-12)
     if out is None:
         return float(mdp._evaluate_chain(P, r).gain.max())
@@ -184,7 +189,7 @@ def _random_cases(n: int) -> None:
         toolbox = quiet_import("mdptoolbox.mdp")
         if toolbox:
             P = [sparse.csr_matrix(T) for T in model.transitions]
-            R = model.rewards.T.copy()
+            R = model.rewards.copy()
 
             def mpi():
                 with quietly():
@@ -214,11 +219,11 @@ def birth_death_100000() -> None:
     of the chain of its optimal policy (the ratio counts LUs), and against mdpsolver."""
     n = 100_000
     model = birth_death(n)
-    for discount, label in ((BETA, "discounted"), (1.0, "average")):
+    for discount, label in ((BETA, "discounted"), (None, "average")):
         sol = mdp.policy_iteration(model, discount=discount)
         P = mdp.policy_transition_matrix(model, sol.policy)
-        r = model.rewards[sol.policy, np.arange(n)]
-        A = sparse.csc_array(sparse.identity(n, format="csc") - min(discount, BETA) * P)
+        r = model.rewards[np.arange(n), sol.policy]
+        A = sparse.csc_array(sparse.identity(n, format="csc") - BETA * P)
 
         def one_lu():
             return sparse_linalg.spsolve(A, r)
@@ -241,3 +246,113 @@ def birth_death_100000() -> None:
                 lambda m: mdp.policy_iteration(m, discount=BETA), run, label,
                 _discounted_agreement(small), repeats=1, ours_setup=lambda: _fresh(small),
                 reference_setup=setup)
+
+
+# --- dense MDPs: the peers' own random models (issue 32) ------------------------------------
+#
+# QuantEcon's ``random_discrete_dp(n, 10, beta=0.95)`` (every row dense) against its
+# ``DiscreteDP.solve(method="policy_iteration")``; pymdptoolbox's ``example.rand(n, 10)``
+# (random masks: about half the entries of a row are zero; its transition rewards R[a, s, s']
+# become the expected rewards R[s, a]) against its ``PolicyIteration``; and, at n = 500, a
+# plain NumPy policy iteration (solve, greedy step, repeat) from the same start as ours and
+# QuantEcon's (the greedy policy of one value-iteration step from zero). Each side's model is
+# built untimed (our FiniteMDP, their DiscreteDP / PolicyIteration objects); ours is timed with
+# its caches cleared. ``mdp.policy_iteration(model, discount=0.95)``, the generic call, takes
+# the dense path (LAPACK) by itself.
+
+DENSE_BETA = 0.95
+DENSE_ACTIONS = 10
+#: Each solve takes milliseconds: many interleaved repeats, so that the best of each side is not
+#: a burst of another process's load
+REPEATS = 15
+
+
+def numpy_policy_iteration(P: np.ndarray, R: np.ndarray, beta: float):
+    """Policy iteration in plain NumPy: ``P[a, s, s']``, ``R[s, a]``; solve, greedy, repeat."""
+    n_actions, n = P.shape[:2]
+    states = np.arange(n)
+    stacked = P.reshape(n_actions * n, n)
+    v = R.max(axis=1)
+    policy = np.argmax(R + beta * (stacked @ v).reshape(n_actions, n).T, axis=1)
+    while True:
+        v = np.linalg.solve(np.eye(n) - beta * P[policy, states], R[states, policy])
+        new = np.argmax(R + beta * (stacked @ v).reshape(n_actions, n).T, axis=1)
+        if np.array_equal(new, policy):
+            return policy, v
+        policy = new
+
+
+def _dense_agreement(ours, theirs):
+    policy, value = np.asarray(theirs[0]), np.asarray(theirs[1])
+    return (f"policies differ in {int(np.sum(ours.policy != policy))} states; "
+            f"max |v - v_peer| {np.abs(ours.value - value).max():.1e}; "
+            f"{ours.iterations} evaluations ({ours.method})")
+
+
+def _toolbox_rand(n: int, seed: int = 0):
+    """``mdptoolbox.example.rand(n, 10)`` under a fixed seed of NumPy's global generator (the
+    peer draws from it), restoring that generator's state afterwards."""
+    from mdptoolbox import example
+
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        P, R = example.rand(n, DENSE_ACTIONS)
+    finally:
+        np.random.set_state(state)
+    return P, (P * R).sum(axis=2).T.copy()          # expected rewards R[s, a]
+
+
+def _dense_cases(n: int) -> None:
+    quantecon = quiet_import("quantecon")
+    if quantecon:
+        ddp = quantecon.markov.random_discrete_dp(n, DENSE_ACTIONS, beta=DENSE_BETA,
+                                                  random_state=1234)
+        P, R = np.ascontiguousarray(ddp.Q.transpose(1, 0, 2)), ddp.R
+        model = mdp.FiniteMDP(P, R)
+        compare(f"mdp.dense.quantecon.n{n}.policy_iteration",
+                lambda m: mdp.policy_iteration(m, discount=DENSE_BETA),
+                lambda d: (lambda s: (s.sigma, s.v))(d.solve(method="policy_iteration")),
+                "QuantEcon DiscreteDP PI", _dense_agreement, repeats=REPEATS,
+                ours_setup=lambda: _fresh(model),
+                reference_setup=lambda: quantecon.markov.DiscreteDP(R, ddp.Q, DENSE_BETA))
+        if n <= 500:
+            compare(f"mdp.dense.quantecon.n{n}.policy_iteration",
+                    lambda m: mdp.policy_iteration(m, discount=DENSE_BETA),
+                    lambda: numpy_policy_iteration(P, R, DENSE_BETA),
+                    "plain NumPy PI", _dense_agreement, repeats=REPEATS,
+                    ours_setup=lambda: _fresh(model))
+    toolbox = quiet_import("mdptoolbox.mdp")
+    if toolbox:
+        P, R = _toolbox_rand(n)
+        model = mdp.FiniteMDP(P, R)
+
+        def run(pi):
+            with quietly():
+                pi.run()
+            return np.array(pi.policy), np.array(pi.V)
+
+        def setup():
+            with quietly():
+                return toolbox.PolicyIteration(P, R, DENSE_BETA)
+
+        compare(f"mdp.dense.mdptoolbox.n{n}.policy_iteration",
+                lambda m: mdp.policy_iteration(m, discount=DENSE_BETA), run,
+                "pymdptoolbox PolicyIteration", _dense_agreement, repeats=REPEATS,
+                ours_setup=lambda: _fresh(model), reference_setup=setup)
+        if n <= 500:
+            compare(f"mdp.dense.mdptoolbox.n{n}.policy_iteration",
+                    lambda m: mdp.policy_iteration(m, discount=DENSE_BETA),
+                    lambda: numpy_policy_iteration(P, R, DENSE_BETA),
+                    "plain NumPy PI", _dense_agreement, repeats=REPEATS,
+                    ours_setup=lambda: _fresh(model))
+
+
+@case("mdp.dense.n500")
+def dense_500() -> None:
+    _dense_cases(500)
+
+
+@case("mdp.dense.n1000")
+def dense_1000() -> None:
+    _dense_cases(1000)

@@ -6,8 +6,10 @@ policy iteration with LU evaluations, warm-started by relative value iteration),
 built beforehand. References, on the same models: pymdptoolbox's relative value iteration
 (``epsilon = 1e-8``; its layout has no disallowed actions, so a disallowed action gets the
 allowed action's row and a reward of ``-1e6``), and our policy iteration from the static
-policy without the warm start (the path before issue 24). Agreement: the largest difference
-of the optimal average costs, and whether ours are bit for bit the old path's.
+policy without the warm start (the path before issue 24). Also the generic call a user makes,
+``mdp.policy_iteration(model)`` (no static policy; issue 32), against the same RVI. Agreement:
+the largest difference of the optimal average costs, and whether ours are bit for bit the old
+path's.
 """
 
 from __future__ import annotations
@@ -35,10 +37,10 @@ def _toolbox_layout(model: mdp.FiniteMDP):
     P, R = [], []
     for a in range(model.n_actions):
         other = model.transitions[1 - a]
-        keep = sparse.diags_array(model.allowed[a].astype(float))
-        swap = sparse.diags_array((~model.allowed[a]).astype(float))
+        keep = sparse.diags_array(model.allowed[:, a].astype(float))
+        swap = sparse.diags_array((~model.allowed[:, a]).astype(float))
         P.append(sparse.csr_matrix(keep @ model.transitions[a] + swap @ other))
-        R.append(np.where(model.allowed[a], model.rewards[a], -1e6))
+        R.append(np.where(model.allowed[:, a], model.rewards[:, a], -1e6))
     return P, np.array(R).T
 
 
@@ -50,8 +52,8 @@ def robots_tables() -> None:
         return [Q._exact_solution(m, space) for m, space in built]
 
     def before():
-        return [mdp.policy_iteration(m, policy0=Q.static_policy(space), evaluation="direct")
-                for m, space in built]
+        return [mdp.policy_iteration(m, policy0=Q.static_policy(space), evaluation="direct",
+                                     warm_start=0) for m, space in built]
 
     def same_bits(new, old):
         equal = all(a.gain == b.gain and np.array_equal(a.bias, b.bias) for a, b in zip(new, old))
@@ -78,3 +80,20 @@ def robots_tables() -> None:
                 lambda new, gains: "max |cost difference| "
                 f"{max(abs(a.gain - g) for a, g in zip(new, gains)):.1e} (RVI's span rule "
                 "bounds its error by 1e-8)", repeats=1)
+
+        # the generic call a user makes, without the model's static policy (issue 32): its
+        # default warm start (100 sweeps of relative value iteration) and LU evaluations
+        own = ours()
+
+        def generic():
+            return [mdp.policy_iteration(m) for m, _ in built]
+
+        def generic_agreement(new, gains):
+            same = all(a.gain == b.gain and np.array_equal(a.bias, b.bias)
+                       for a, b in zip(new, own))
+            return (f"max |cost difference| {max(abs(a.gain - g) for a, g in zip(new, gains)):.1e}"
+                    f"; gains and biases bit for bit the model's own path's: {same}; "
+                    f"{sum(s.iterations for s in new)} evaluations in all")
+
+        compare("robots.tables_1_2.generic_policy_iteration", generic, rvi,
+                "pymdptoolbox RVI eps 1e-8", generic_agreement, repeats=1)

@@ -77,7 +77,8 @@ def _dual_by_policy_iteration(arm_list, M, activation):
     def D(lam):
         total = 0.0
         for arm in arm_list:
-            m = mdp.FiniteMDP(transitions=[arm.P0, arm.P1], rewards=[arm.R0 + lam, arm.R1])
+            m = mdp.FiniteMDP(transitions=[arm.P0, arm.P1],
+                             rewards=np.column_stack([arm.R0 + lam, arm.R1]))
             total += float(np.max(mdp.policy_iteration(m).gain_by_state))
         return total - lam * (N - M)
 
@@ -120,7 +121,8 @@ def test_the_lp_subsidy_is_the_dual_subsidy():
 
 
 def _gain(arm, lam):
-    m = mdp.FiniteMDP(transitions=[arm.P0, arm.P1], rewards=[arm.R0 + lam, arm.R1])
+    m = mdp.FiniteMDP(transitions=[arm.P0, arm.P1],
+                      rewards=np.column_stack([arm.R0 + lam, arm.R1]))
     return float(np.max(mdp.policy_iteration(m).gain_by_state))
 
 

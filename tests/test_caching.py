@@ -77,7 +77,8 @@ def test_holding_cost_shifts_every_index():
 def test_solve_content_matches_policy_iteration_of_mdp_module():
     content, lam, beta = _content(d=2.0), 1.3, 0.9
     arm = content.arm()
-    model = mdp.FiniteMDP(transitions=(arm.P0, arm.P1), rewards=np.vstack([arm.R0 + lam, arm.R1]))
+    model = mdp.FiniteMDP(transitions=(arm.P0, arm.P1),
+                          rewards=np.column_stack([arm.R0 + lam, arm.R1]))
     ref = mdp.policy_iteration(model, discount=beta)
     sol = C.solve_content(content, lam, discount=beta)
     # reward = -cost, and the subsidy lam for passivity = the penalty lam for caching up to the
@@ -135,7 +136,7 @@ def _explicit_joint_mdp(problem):
             r[s] = -cost
         trans.append(P)
         rewards.append(r)
-    return mdp.FiniteMDP(transitions=tuple(trans), rewards=np.array(rewards))
+    return mdp.FiniteMDP(transitions=tuple(trans), rewards=np.array(rewards).T)   # r[s, a]
 
 
 def test_solve_joint_matches_policy_iteration_on_explicit_mdp():
@@ -227,9 +228,9 @@ def _former_solve_content(content, lam, *, discount):
     c0, c1 = -arm.R0, -arm.R1 + float(lam)
     scale = max(1.0, float(np.abs(np.concatenate([c0, c1])).max()))
     tol = 1e-10 * scale / (1.0 - beta)
-    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]), np.stack([-c0, -c1]),
-                                     discount=beta, tol=tol)
-    adv = sol.q[1] - sol.q[0]
+    sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]), np.stack([-c0, -c1], axis=1),
+                                     discount=beta, tol=tol)        # r[s, a], q[s, a] (1.0)
+    adv = sol.q[:, 1] - sol.q[:, 0]
     K = content.n_levels
     t0, t1 = _threshold(adv[:K], tol), _threshold(adv[K:], tol)
     return (-sol.value + 0.0, adv, sol.policy.astype(bool),

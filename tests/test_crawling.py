@@ -180,7 +180,7 @@ def test_relaxation_bound_values():
 @pytest.mark.parametrize("M", [1, 2])
 def test_optimal_crawling_policy_iteration_agrees_with_relative_value_iteration(M):
     problem, ages, actions = crawling.crawling_mdp(TABLE_ONE, M, 6)
-    pi = mdp.policy_iteration(problem, discount=1.0)
+    pi = mdp.policy_iteration(problem)                # the average reward
     # tau = 0.5 makes the deterministic (periodic) chains aperiodic (Prop. 4 of the robots paper)
     rvi = mdp.relative_value_iteration(problem, tau=0.5, tol=1e-11, max_iter=200_000)
     assert rvi.gain == pytest.approx(pi.gain, rel=1e-8)

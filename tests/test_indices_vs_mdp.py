@@ -20,7 +20,7 @@ def _random_arm(n, seed):
 
 def _subsidised(arm, lam):
     # action 0 passive (reward R0 + lam), action 1 active (reward R1)
-    return mdp.FiniteMDP((arm.P0, arm.P1), np.vstack([arm.R0 + lam, arm.R1]))
+    return mdp.FiniteMDP((arm.P0, arm.P1), np.column_stack([arm.R0 + lam, arm.R1]))  # r[s, a]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -32,9 +32,10 @@ def test_both_actions_optimal_at_the_index(seed, discount):
         pytest.skip("this random arm is not indexable")
     for x in range(8):
         model = _subsidised(arm, res.indices[x])
-        sol = mdp.policy_iteration(model, discount=discount)
+        criterion = None if discount == 1.0 else discount    # mdp: None is the average reward
+        sol = mdp.policy_iteration(model, discount=criterion)
         values = sol.value if discount < 1 else sol.bias
-        q = model.q_values(values, discount)[:, x]
+        q = model.q_values(values, criterion)[x]
         # 1e-8: the two Q-values are equal at the index; the solves are exact up to rounding
         # amplified by the conditioning, 1/(1-discount) at most here.
         assert q[0] == pytest.approx(q[1], abs=1e-8)

@@ -12,8 +12,8 @@ from replication.records import Comparison, load_expected
 
 def _rvi(model, refs, h0=None, stopping="relative"):
     # Proposition 4 as the paper ran it, from each of refs: the library's batched RVI
-    return mdp.relative_value_iteration(model, tau=0.99999, tol=1e-5, reference_state=refs,
-                                        stopping=stopping, h0=h0)
+    return mdp.relative_value_iteration_many(model, refs, tau=0.99999, tol=1e-5,
+                                             stopping=stopping, h0=h0)
 
 
 def test_readings_are_the_library_runs_with_each_rule():
@@ -21,13 +21,102 @@ def test_readings_are_the_library_runs_with_each_rule():
     # runs with each rule alone, from h_0 = 0 and from h_0 = c (the one-step cost).
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
     refs = [space.state(0, 1, 2), space.state(1, 1, 1), space.state(2, 0, 0)]
-    for h0, start in (("zero", None), ("cost", -model.rewards.max(axis=0))):
+    for h0, start in (("zero", None), ("cost", -model.rewards.max(axis=1))):
         runs = P._rvi_readings(model, refs, tau=0.99999, tol=1e-5, h0=h0)
         assert list(runs) == list(P.STOPPING_READINGS) == ["pointwise", "norm"]
         for reading, rule in P.STOPPING_READINGS.items():
             alone = _rvi(model, refs, start, rule)
             np.testing.assert_array_equal(runs[reading].iterations, alone.iterations)
             np.testing.assert_array_equal(runs[reading].gain, alone.gain)
+            np.testing.assert_array_equal(runs[reading].bias, alone.bias)
+            np.testing.assert_array_equal(runs[reading].residual, alone.residual)
+
+
+def _rvi_loop_before_1_0(model, H, refs, tau, tol, rules, max_iter):
+    """whittle_lib.mdp._rvi_loop before issue 32, when the library watched several rules in one
+    pass itself (the (n, m) form of issue 24, verbatim but for the names; ``damping="update"``):
+    the reference for the bits of ReadingsRule."""
+    m, n_rules = refs.size, len(rules)
+    iterations = np.full((n_rules, m), max_iter, dtype=np.int64)
+    statistic = np.full((n_rules, m), np.inf)
+    stopped = np.zeros((n_rules, m), dtype=bool)
+    frozen = [None] * n_rules
+    active = np.arange(m)
+    A, n = model.n_actions, model.n_states
+    for k in range(1, max_iter + 1):
+        Hs = H[:, active] if active.size < m else H
+        ref = refs[active]
+        product = model._stacked @ Hs[:, 0] if Hs.shape[1] == 1 else model._stacked @ Hs
+        Th = (model._masked_rewards[:, :, None] + product.reshape(A, n, -1)).max(axis=0)
+        Hn = (1 - tau) * Hs + tau * (Th - Th[ref, np.arange(active.size)])
+        stats = [np.asarray(rule(Hn, Hs, Th, ref), dtype=float).reshape(active.size)
+                 for rule in rules]
+        H[:, active] = Hn
+        for i, stat in enumerate(stats):
+            watching = ~stopped[i, active]
+            statistic[i, active[watching]] = stat[watching]
+            done = watching & (stat < tol)
+            if done.any():
+                iterations[i, active[done]] = k
+                stopped[i, active[done]] = True
+                if frozen[i] is None:
+                    frozen[i] = np.zeros_like(H)
+                frozen[i][:, active[done]] = Hn[:, done]
+        active = active[~stopped[:, active].all(axis=0)]
+        if active.size == 0:
+            break
+    for i in range(n_rules):
+        if not stopped[i].all():
+            if frozen[i] is None:
+                frozen[i] = np.zeros_like(H)
+            frozen[i][:, ~stopped[i]] = H[:, ~stopped[i]]
+    return [(frozen[i], iterations[i], statistic[i]) for i in range(n_rules)]
+
+
+def _watched(model, H0, refs, tau, tol, names, max_iter):
+    rules = [mdp.STOPPING_RULES[name] for name in names]
+    watch = P.ReadingsRule(rules, tol, model.n_states, refs.size, max_iter)
+    batch = mdp.relative_value_iteration_many(model, refs, tau=tau, tol=tol, stopping=watch,
+                                              h0=H0, max_iter=max_iter)
+    return watch.runs(model, batch)
+
+
+@pytest.mark.parametrize("refs", [[3], [0, 7, 24], [5, 5, 1, 0], list(range(0, 24, 2))])
+@pytest.mark.parametrize("names", [("relative", "norm"), ("norm", "span", "relative")])
+def test_readings_rule_keeps_the_library_s_old_bits(refs, names):
+    # The several-rules-in-one-pass mode moved from the library to ReadingsRule (a callable
+    # stopping rule of relative_value_iteration_many): every reading's iterates, counts and
+    # statistics are those of the library's own mode before 1.0, bit for bit, from a random
+    # h0, with columns and rules that stop apart
+    model = Q.robots_mdp(0.1, 1.0, 1.4, 5, 9)[0]
+    refs = np.array(refs, dtype=np.int64)
+    H0 = np.random.default_rng(refs.size).standard_normal((model.n_states, refs.size))
+    H0[refs, np.arange(refs.size)] = 0.0
+    old = _rvi_loop_before_1_0(model, H0.copy(), refs, 0.9, 1e-7,
+                               [mdp.STOPPING_RULES[n] for n in names], 5_000)
+    new = _watched(model, H0, refs, 0.9, 1e-7, names, 5_000)
+    for (h_old, k_old, s_old), run in zip(old, new):
+        assert np.array_equal(h_old, run.bias)
+        assert np.array_equal(k_old, run.iterations) and np.array_equal(s_old, run.residual)
+    assert len({tuple(run.iterations) for run in new}) > 1   # the rules do stop apart
+
+
+def test_readings_rule_keeps_table1_bit_for_bit():
+    # Table 1's largest pool (lambda = 0.01, K = 5, gamma = 1.4, N = 100; 1,710 states) from
+    # h_0 = 0 and h_0 = c, at the paper's tau and rule, to its ~2,000 iterations
+    model, space = Q.robots_mdp(0.01, 1.0, 1.4, 5, 100)
+    refs = np.array([space.state(0, 1, 2), space.state(1, 1, 1)] * 2, dtype=np.int64)
+    H0 = np.zeros((model.n_states, 4))
+    H0[:, 2:] = -model.rewards.max(axis=1)[:, None]
+    H0[refs, np.arange(4)] = 0.0
+    names = ("relative", "norm")
+    old = _rvi_loop_before_1_0(model, H0.copy(), refs, 0.99999, 1e-5,
+                               [mdp.STOPPING_RULES[n] for n in names], 100_000)
+    new = _watched(model, H0, refs, 0.99999, 1e-5, names, 100_000)
+    for (h_old, k_old, s_old), run in zip(old, new):
+        assert np.array_equal(h_old, run.bias)
+        assert np.array_equal(k_old, run.iterations) and np.array_equal(s_old, run.residual)
+    assert new[0].iterations.min() > 1000
 
 
 def test_readings_estimate_brackets_optimum():
@@ -282,7 +371,7 @@ def test_all_reference_states_is_the_sweep():
     # Fig. 7 instance at K = 3, N = 4: the helper is the library's RVI from every state.
     swept = P.rvi_all_reference_states(0.1, 1.0, 1.4, 3, 4, tau=0.99999, tol=1e-5)
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
-    n = _rvi(model, space.state(1, 1, 1)).iterations
+    n = int(_rvi(model, [space.state(1, 1, 1)]).iterations[0])
     assert swept.count_from((1, 1, 1)) == n
     assert (1, 1, 1) in swept.states_with_count(n)
     assert all(swept.count_from(x) == n for x in swept.states_with_count(n))
@@ -378,7 +467,7 @@ def test_damping_on_the_expectation_is_relative_value_iteration_on_the_transform
     x, tau = space.state(1, 1, 1), 0.7
     eye = sparse.identity(space.n_states, format="csr")
     damped = mdp.FiniteMDP(tuple((1 - tau) * eye + tau * P_ for P_ in model.transitions),
-                           model.rewards, model.allowed)
+                           model.rewards, model.allowed)       # rewards[s, a], allowed[s, a]
     a = mdp.relative_value_iteration(model, tau=tau, tol=1e-5, reference_state=x,
                                      damping="expectation")
     b = mdp.relative_value_iteration(damped, tau=1.0, tol=1e-5, reference_state=x)
@@ -543,9 +632,9 @@ def _brute_force_readings(instances, tau, tol):
         for lam, mu, g, K, N, printed in instances:
             model, space = Q.robots_mdp(lam, mu, g, K, N)
             inside = [x for x in states if P._has_state(space, x)]
-            start = None if h0 == "zero" else -model.rewards.max(axis=0)
-            counts = {reading: mdp.relative_value_iteration(
-                model, tau=tau, tol=tol, reference_state=[space.state(*x) for x in inside],
+            start = None if h0 == "zero" else -model.rewards.max(axis=1)
+            counts = {reading: mdp.relative_value_iteration_many(
+                model, [space.state(*x) for x in inside], tau=tau, tol=tol,
                 stopping=rule, h0=start).iterations   # one rule per run: not the one-pass pair
                 for reading, rule in P.STOPPING_READINGS.items()}
             ks.append({reading: {x: printed - int(k[j]) for j, x in enumerate(inside)}
@@ -566,7 +655,7 @@ def test_single_reading_search_is_the_brute_force():
     printed = []
     for lam, mu, g, K, N in shape:
         model, space = Q.robots_mdp(lam, mu, g, K, N)
-        printed.append(_rvi(model, space.state(1, 1, 1)).iterations + 1)
+        printed.append(int(_rvi(model, [space.state(1, 1, 1)]).iterations[0]) + 1)
     instances = [(*i, n) for i, n in zip(shape, printed)]
     found = P.single_reading_search(instances, tau=tau, tol=tol, n_full=2)
     assert ("zero", "pointwise", (1, 1, 1), 1) in found.survivors

@@ -21,7 +21,7 @@ def _random_arm(n, seed):
 
 
 def _arm_mdp(arm):
-    return mdp.FiniteMDP(transitions=[arm.P0, arm.P1], rewards=[arm.R0, arm.R1])
+    return mdp.FiniteMDP(transitions=[arm.P0, arm.P1], rewards=np.column_stack([arm.R0, arm.R1]))
 
 
 def _same_arm(a, b):
@@ -159,13 +159,13 @@ def test_mdpsolver_finds_our_policy_on_a_random_sparse_mdp():
         vals /= vals.sum(axis=1, keepdims=True)
         mats.append(np.zeros((n, n)))
         np.put_along_axis(mats[-1], cols, vals, axis=1)
-    model = mdp.FiniteMDP([m for m in mats], rng.random((2, n)))
+    model = mdp.FiniteMDP([m for m in mats], rng.random((2, n)).T)     # rewards[s, a]
     ours = mdp.policy_iteration(model, discount=0.99)  # iterative evaluation: a random pattern
     assert ours.method == "iterative"
     probs = [[m[x, m[x] > 0].tolist() for m in mats] for x in range(n)]
     columns = [[np.flatnonzero(m[x]).tolist() for m in mats] for x in range(n)]
     peer = mdpsolver.model()
-    peer.mdp(discount=0.99, rewards=model.rewards.T.tolist(), tranMatProbs=probs,
+    peer.mdp(discount=0.99, rewards=model.rewards.tolist(), tranMatProbs=probs,
              tranMatColumns=columns)
     peer.solve(algorithm="mpi", tolerance=1e-9, parallel=False)
     np.testing.assert_array_equal(np.array(peer.getPolicy()), ours.policy)

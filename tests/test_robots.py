@@ -162,7 +162,7 @@ def test_state_space_size_and_exclusions():
     model, _ = Q.robots_mdp(0.1, MU, 1.4, K, N)
     for a in range(2):  # every allowed row is a probability distribution
         sums = np.asarray(model.transitions[a].sum(axis=1)).ravel()
-        np.testing.assert_allclose(sums[model.allowed[a]], 1.0, atol=1e-12)
+        np.testing.assert_allclose(sums[model.allowed[:, a]], 1.0, atol=1e-12)
 
 
 def test_rvi_matches_policy_iteration_on_robots_mdp():

@@ -194,7 +194,7 @@ def test_solvers_refuse_bad_parameters(discount, positive, count):
     _call(lambda: mdp.value_iteration(MDP, discount=0.9, epsilon=positive))
     _call(lambda: mdp.relative_value_iteration(MDP, tol=positive))
     _call(lambda: mdp.backward_induction(MDP, horizon=count))
-    if discount != 1.0:
+    if discount is not None:             # None is the average reward, 1.0 refused (issue 32)
         _call(lambda: mdp.policy_iteration(MDP, discount=discount))
 
 
@@ -334,7 +334,7 @@ def test_float32_matrices_are_accepted_within_their_precision_and_renormalised()
     # renormalised in float64: rows sum to one within float64 rounding
     assert np.abs(arm.P0.sum(axis=1) - 1).max() < 1e-15 * 20
     assert arm.P0.dtype == np.float64
-    model = mdp.FiniteMDP(transitions=[P, P], rewards=np.zeros((2, 20)))
+    model = mdp.FiniteMDP(transitions=[P, P], rewards=np.zeros((20, 2)))
     assert np.abs(model.transitions[0].sum(axis=1) - 1).max() < 1e-15 * 20
     pi = mdp.stationary_distribution(P)
     assert math.isclose(pi.sum(), 1.0, rel_tol=1e-12)
@@ -349,11 +349,11 @@ def test_float32_matrices_are_accepted_within_their_precision_and_renormalised()
 
 
 @pytest.mark.parametrize("P, match", [
-    ([[0.5, 0.7], [0.2, 0.8]], "P row 0 must sum to 1, got 1.2"),
-    ([[NAN, 0.5], [0.2, 0.8]], "P must hold finite non-negative probabilities, got nan"),
-    ([[1.5, -0.5], [0.2, 0.8]], "got -0.5"),
-    (np.zeros((0, 0)), r"P must be a non-empty square matrix, got shape \(0, 0\)"),
-    ([[0.5, 0.5]], r"non-empty square matrix, got shape \(1, 2\)"),
+    ([[0.5, 0.7], [0.2, 0.8]], "P row of state 0 sums to 1.2, not 1"),
+    ([[NAN, 0.5], [0.2, 0.8]], "P has a non-finite entry in the row of state 0: nan"),
+    ([[1.5, -0.5], [0.2, 0.8]], "P has a negative probability in the row of state 0: -0.5"),
+    (np.zeros((0, 0)), r"P must have at least one state, got shape \(0, 0\)"),
+    ([[0.5, 0.5]], r"P must be a square matrix, got shape \(1, 2\)"),
 ])
 def test_stationary_distributions_of_bad_matrices_are_errors(P, match):
     for function in (mdp.stationary_distribution, mdp.stationary_distributions,

@@ -363,3 +363,99 @@ def real_array(name: str, value, *, low: float = -np.inf, high: float = np.inf,
         raise ValueError(f"{name} must lie in {interval}, got {float(array[tuple(where)])!r}"
                          f"{position}")
     return array
+
+
+# --- the checks of whittle_lib.mdp: instances, sparse stochastic matrices, policies ---
+
+def check_instance(name: str, value, cls, *, what: str = ""):
+    """``value`` itself if it is an instance of ``cls``; ``TypeError`` naming it otherwise."""
+    if not isinstance(value, cls):
+        expected = what or f"a {cls.__name__}"
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}")
+    return value
+
+
+def sparse_stochastic_matrix(name: str, value, n: int | None = None, *, rows=None):
+    """The sparse counterpart of :func:`stochastic_matrix`: a CSR ``float64`` stochastic matrix.
+
+    ``value`` is a ``scipy.sparse`` matrix (any format) or anything :func:`stochastic_matrix`
+    takes. It is checked as :func:`stochastic_matrix` checks a dense matrix (square, non-empty,
+    entries finite and non-negative, each row summing to one within :func:`row_sum_tol` of the
+    input's precision, a lower-precision input renormalised in double precision), except that
+    only the rows where ``rows`` (a boolean mask of length ``n``, default every row) is true
+    must sum to one: the rows of an action that is not allowed in a state may hold anything
+    finite and non-negative. The returned matrix is ``scipy.sparse.csr_array(value,
+    dtype=float)``, with the input's pattern and order of entries.
+
+    Raises
+    ------
+    TypeError
+        For entries that are not numbers.
+    ValueError
+        Naming the matrix and the first offending state.
+    """
+    from scipy import sparse
+
+    if sparse.issparse(value):
+        dtype = value.dtype
+        if dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold numbers, got a {type(value).__name__} of dtype "
+                            f"{dtype}")
+        matrix = sparse.csr_array(value, dtype=float)
+    else:
+        raw = as_numeric(name, value)
+        dtype = raw.dtype
+        if raw.ndim != 2:
+            raise ValueError(f"{name} must be a square matrix, got shape {raw.shape}")
+        matrix = sparse.csr_array(raw.astype(float))
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {matrix.shape}")
+    if n is not None and matrix.shape != (n, n):
+        raise ValueError(f"{name} must have shape {(n, n)}, got shape {matrix.shape}")
+    if matrix.shape[0] == 0:
+        raise ValueError(f"{name} must have at least one state, got shape {matrix.shape}")
+    data = matrix.data
+    bad = ~np.isfinite(data) | (data < 0)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        state = int(np.searchsorted(matrix.indptr, first, side="right") - 1)
+        what = "a non-finite entry" if not np.isfinite(data[first]) else "a negative probability"
+        raise ValueError(f"{name} has {what} in the row of state {state}: "
+                         f"{float(data[first])!r}")
+    tol = row_sum_tol(dtype, matrix.shape[1])
+    sums = np.asarray(matrix.sum(axis=1)).ravel()
+    mask = None if rows is None else np.asarray(rows, dtype=bool)
+    check_stochastic_rows(name, sums, tol, rows=mask)
+    if tol > ROW_SUM_TOL:
+        keep = (sums > 0) if mask is None else (mask & (sums > 0))
+        scale = np.where(keep, 1.0 / np.where(sums > 0, sums, 1.0), 1.0)
+        matrix = sparse.csr_array(sparse.diags_array(scale) @ matrix)
+    return matrix
+
+
+def action_vector(name: str, value, allowed) -> np.ndarray:
+    """A deterministic stationary policy: one allowed action per state.
+
+    ``allowed`` is the boolean mask ``allowed[s, a]``, shape ``(n_states, n_actions)``. Returns
+    a new ``int64`` array of shape ``(n_states,)``.
+    """
+    allowed = np.asarray(allowed, dtype=bool)
+    n, n_actions = allowed.shape
+    raw = as_numeric(name, value)
+    if raw.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers (one action per state), got "
+                        f"dtype {raw.dtype}")
+    if raw.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) (one action per state), got shape "
+                         f"{raw.shape}")
+    policy = raw.astype(np.int64)
+    out = (policy < 0) | (policy >= n_actions)
+    if out.any():
+        x = int(np.flatnonzero(out)[0])
+        raise ValueError(f"{name} must hold actions in 0..{n_actions - 1}, got {policy[x]} in "
+                         f"state {x}")
+    not_allowed = ~allowed[np.arange(n), policy]
+    if not_allowed.any():
+        x = int(np.flatnonzero(not_allowed)[0])
+        raise ValueError(f"{name} uses action {policy[x]} in state {x}, where it is not allowed")
+    return policy

@@ -1085,9 +1085,10 @@ def _optimal_advantage(arm, discount, lam, active, tol):
     rounding cannot cycle.
     """
     sol = mdp.dense_policy_iteration(np.stack([arm.P0, arm.P1]),
-                                     np.stack([arm.R0 + lam, arm.R1]), discount=discount,
+                                     np.stack([arm.R0 + lam, arm.R1], axis=1),
+                                     discount=None if discount == 1.0 else discount,
                                      policy=active.astype(int), tol=tol)
-    return sol.q[1] - sol.q[0], sol.policy.astype(bool)
+    return sol.q[:, 1] - sol.q[:, 0], sol.policy.astype(bool)
 
 
 def whittle_indices_bisection(arm: RestlessArm, *, discount: float | None = None,

@@ -1,8 +1,15 @@
 """Finite Markov decision processes on sparse matrices.
 
-Rewards are maximised (a cost is a negative reward). An MDP has ``n`` states and ``A`` actions;
-action ``a`` has a transition matrix ``P[a]`` of shape ``(n, n)`` and a reward vector ``r[a]``
-of shape ``(n,)``; a boolean mask says which actions are allowed in which state.
+Rewards are maximised (a cost is a negative reward). An MDP has ``n_states`` states and
+``n_actions`` actions; action ``a`` has a transition matrix ``P[a]`` of shape ``(n_states,
+n_states)``, ``P[a][s, s']`` the probability of moving from ``s`` to ``s'``; the rewards are
+``rewards[s, a]``, shape ``(n_states, n_actions)``, and a boolean mask ``allowed[s, a]`` of the
+same shape says which actions are allowed in which state: the layout of pymdptoolbox,
+QuantEcon's ``DiscreteDP`` and markovianbandit (:class:`FiniteMDP`).
+
+The criterion is one keyword, ``discount``: a number in (0, 1) for the discounted reward,
+``None`` for the average reward per period. ``1.0`` is refused where the horizon is infinite
+(pass ``None``); :func:`backward_induction`, over a finite horizon, takes it as the plain total.
 
 Solvers
 -------
@@ -11,21 +18,22 @@ value_iteration
     stop.
 modified_policy_iteration
     discounted criterion, a few evaluation sweeps per improvement (Puterman 1994, Sec. 6.5).
-relative_value_iteration
+relative_value_iteration, relative_value_iteration_many
     average reward, the damped scheme of Talim, Liu, Nain and Coffman (1999), Proposition 4
     (or Bertsekas' form, the damping on the expectation only), from one reference state or a
     batch of them at once, with a pluggable stopping rule (their pointwise relative rule, the
-    span rule, a norm rule, or the caller's own), or several rules watched in one pass.
+    span rule, a norm rule, or the caller's own callable).
 policy_iteration
     discounted (Howard) and average reward; the average-reward version is Puterman's
     *multichain* policy iteration (Puterman 1994, Sec. 9.2), which is exact on communicating
     MDPs whose intermediate policies are multichain, such as the robots MDP. Each policy is
-    evaluated by a sparse LU factorisation or by a Krylov solver, chosen by the structure of
-    the chain (see :func:`policy_iteration`).
+    evaluated by dense LAPACK solves, a sparse LU factorisation or a Krylov solver, chosen by
+    the structure of the chains (see :func:`policy_iteration`).
 backward_induction
-    finite horizon.
-dense_policy_iteration
-    Howard's policy iteration with dense LAPACK solves, for the small MDPs of single arms.
+    finite horizon: values and decisions per stage.
+dense_policy_iteration, dense_policy_iteration_many
+    Howard's policy iteration with dense LAPACK solves, for small or dense MDPs (one reward
+    table, or many on one chain).
 operator_policy_iteration
     value then policy iteration on a model given by its Bellman and evaluation operators, for
     structured models too large to hold as matrices (the joint caching problem).
@@ -52,17 +60,22 @@ from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.sparse import linalg as sparse_linalg
 
-from ._validation import as_numeric as _numeric, row_sum_tol as _row_sum_tol
+from ._results import ShortRepr
+from ._validation import (action_vector, as_numeric, check_choice, check_discount,
+                          check_instance, check_integer, check_real, finite_vector,
+                          sparse_stochastic_matrix, stochastic_matrix)
 
 __all__ = [
     "FiniteMDP",
     "DiscountedSolution",
     "AverageSolution",
+    "PolicyIterationSolution",
     "RelativeValueBatch",
     "PolicyEvaluation",
     "value_iteration",
     "modified_policy_iteration",
     "relative_value_iteration",
+    "relative_value_iteration_many",
     "STOPPING_RULES",
     "policy_iteration",
     "evaluate_policy",
@@ -81,113 +94,185 @@ __all__ = [
     "operator_policy_iteration",
 ]
 
-#: Tolerance on row sums of transition matrices: a few ulps of accumulated rounding.
-ROW_SUM_TOL = 1e-9
+#: The layout every message and docstring names.
+_REWARDS_LAYOUT = "rewards[s, a], shape (n_states, n_actions)"
+_TRANSITIONS_LAYOUT = ("a sequence of n_actions matrices P[a][s, s'] (sparse or dense) or a 3-d "
+                       "array P[a, s, s'] of shape (n_actions, n_states, n_states)")
 
 
-@dataclass(frozen=True, eq=False)
-class FiniteMDP:
-    """A finite MDP: sparse transition matrices, rewards, and the allowed actions.
+def _positive(name: str, value) -> float:
+    """A finite number > 0 (a tolerance)."""
+    return check_real(name, value, 0.0, np.inf, low_open=True, high_open=True)
+
+
+def _as_mdp(mdp) -> FiniteMDP:
+    return check_instance("mdp", mdp, FiniteMDP)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class FiniteMDP(ShortRepr):
+    """A finite MDP: transition matrices (stored sparse), rewards, and the allowed actions.
 
     Parameters
     ----------
-    transitions : sequence of sparse or dense arrays, each of shape (n, n)
-        ``transitions[a][x, y]`` is the probability of moving from ``x`` to ``y`` under action
-        ``a``. Rows of allowed (state, action) pairs must sum to one; rows of disallowed pairs
-        are ignored.
-    rewards : array_like, shape (A, n)
-        ``rewards[a, x]`` is the one-step reward of action ``a`` in state ``x``.
-    allowed : array_like of bool, shape (A, n), optional
-        ``allowed[a, x]`` says whether action ``a`` may be used in state ``x``. Every state
+    transitions : sequence of sparse or dense arrays, or array_like of shape (n_actions, \
+n_states, n_states)
+        ``transitions[a][s, s']`` (``P[a, s, s']``) is the probability of moving from ``s`` to
+        ``s'`` under action ``a``: a sequence of ``n_actions`` square matrices, or one 3-d
+        array. Rows of allowed (state, action) pairs must sum to one; rows of disallowed pairs
+        may hold anything finite and non-negative (they are never used).
+    rewards : array_like, shape (n_states, n_actions)
+        ``rewards[s, a]`` is the one-step reward of action ``a`` in state ``s`` (the layout of
+        pymdptoolbox, QuantEcon's ``DiscreteDP`` and markovianbandit; before whittle_lib 1.0
+        it was ``rewards[a, s]``).
+    allowed : array_like of bool, shape (n_states, n_actions), optional
+        ``allowed[s, a]`` says whether action ``a`` may be used in state ``s``. Every state
         needs at least one allowed action. Default: every action everywhere.
+
+    Attributes
+    ----------
+    transitions : tuple of scipy.sparse.csr_array
+        The matrices ``P[a]``, validated, in double precision.
+    rewards, allowed : ndarray, shape (n_states, n_actions)
+        Read-only.
 
     Raises
     ------
+    TypeError
+        For entries that are not numbers, or ``transitions`` that is not a sequence.
     ValueError
-        On inconsistent shapes, negative or non-finite probabilities, non-finite rewards, a
-        state with no allowed action, or an allowed row that does not sum to one (the message
-        names the action and the state).
+        On inconsistent shapes (the message names the layout), negative or non-finite
+        probabilities, non-finite rewards, a state with no allowed action, or an allowed row
+        that does not sum to one (the message names the action and the state).
+
+    Examples
+    --------
+    Two states and two actions: stay (0) or move to state 1 (1); staying in 1 pays 1.
+
+    >>> m = FiniteMDP([np.eye(2), [[0.0, 1.0], [0.0, 1.0]]], rewards=[[0.0, 0.0], [1.0, 0.0]])
+    >>> m.n_states, m.n_actions
+    (2, 2)
+    >>> m.q_values([0.0, 10.0], discount=0.5).tolist()      # q[s, a]
+    [[0.0, 5.0], [6.0, 5.0]]
     """
 
-    transitions: tuple
+    transitions: tuple = field(repr=False)
     rewards: np.ndarray
     allowed: np.ndarray = None  # type: ignore[assignment]
     _stacked: sparse.csr_array = field(init=False, repr=False)
+    #: rewards[a, s] and allowed[a, s]: the solvers' layout (one contiguous row per action)
+    _r: np.ndarray = field(init=False, repr=False)
+    _ok: np.ndarray = field(init=False, repr=False)
+    #: the matrices as given, when given dense in double precision (P[a, s, s']): the dense
+    #: solvers use them without converting the sparse ones back
+    _P: np.ndarray | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        given = self.transitions
+        if sparse.issparse(given) or (isinstance(given, np.ndarray) and given.ndim < 3):
+            raise ValueError(f"transitions must be {_TRANSITIONS_LAYOUT}, got a single "
+                             f"matrix of shape {given.shape}: for one action pass [P]")
         try:
-            given = tuple(self.transitions)
+            given = tuple(given)
         except TypeError:
-            raise TypeError("transitions must be a sequence of matrices, one per action, got "
+            raise TypeError(f"transitions must be {_TRANSITIONS_LAYOUT}, got "
                             f"{type(self.transitions).__name__}") from None
-        dtypes = [P.dtype if sparse.issparse(P) else _numeric(f"transitions[{a}]", P).dtype
-                  for a, P in enumerate(given)]
-        mats = tuple(sparse.csr_array(P, dtype=float) for P in given)
-        if not mats:
-            raise ValueError("transitions must hold at least one action, got none")
-        n = mats[0].shape[0]
-        for a, P in enumerate(mats):
-            if P.shape != (n, n):
-                raise ValueError(f"transitions[{a}] must have shape ({n}, {n}), got {P.shape}")
-            if not np.all(np.isfinite(P.data)) or np.any(P.data < 0):
-                raise ValueError(f"transitions[{a}] must hold finite non-negative probabilities")
-        rewards = np.array(_numeric("rewards", self.rewards), dtype=float)
-        if rewards.shape != (len(mats), n):
-            raise ValueError(f"rewards must have shape ({len(mats)}, {n}), got {rewards.shape}")
+        if not given:
+            raise ValueError(f"transitions must hold at least one action ({_TRANSITIONS_LAYOUT})"
+                             ", got none")
+        n_actions = len(given)
+        first = given[0] if sparse.issparse(given[0]) else as_numeric("transitions[0]", given[0])
+        if first.ndim != 2:
+            raise ValueError(f"transitions must be {_TRANSITIONS_LAYOUT}; transitions[0] has "
+                             f"shape {first.shape}")
+        n = first.shape[0]
+        rewards = np.array(as_numeric("rewards", self.rewards), dtype=float)
+        if rewards.shape != (n, n_actions):
+            hint = (": it is the transpose, pass rewards.T (before whittle_lib 1.0 the layout "
+                    "was rewards[a, s])" if rewards.shape == (n_actions, n) else "")
+            raise ValueError(f"rewards must be {_REWARDS_LAYOUT} = ({n}, {n_actions}), got "
+                             f"shape {rewards.shape}{hint}")
         if not np.all(np.isfinite(rewards)):
             bad = np.argwhere(~np.isfinite(rewards))[0]
             raise ValueError(f"rewards must be finite, got {rewards[tuple(bad)]} for action "
-                             f"{bad[0]} in state {bad[1]}")
-        allowed = (np.ones((len(mats), n), dtype=bool) if self.allowed is None
-                   else np.array(self.allowed, dtype=bool))
-        if allowed.shape != (len(mats), n):
-            raise ValueError(f"allowed must have shape ({len(mats)}, {n}), got {allowed.shape}")
-        if not np.all(allowed.any(axis=0)):
-            x = int(np.flatnonzero(~allowed.any(axis=0))[0])
+                             f"{bad[1]} in state {bad[0]} ({_REWARDS_LAYOUT})")
+        if self.allowed is None:
+            allowed = np.ones((n, n_actions), dtype=bool)
+        else:
+            raw = as_numeric("allowed", self.allowed)
+            if raw.shape != (n, n_actions):
+                hint = (": it is the transpose, pass allowed.T" if raw.shape == (n_actions, n)
+                        else "")
+                raise ValueError(f"allowed must be allowed[s, a], shape (n_states, n_actions) "
+                                 f"= ({n}, {n_actions}), got shape {raw.shape}{hint}")
+            if raw.dtype.kind != "b" and not np.isin(raw, (0, 1)).all():
+                raise ValueError("allowed must hold booleans (or 0 and 1), got "
+                                 f"{raw[~np.isin(raw, (0, 1))][0]!r}")
+            allowed = np.array(raw, dtype=bool)
+        if not np.all(allowed.any(axis=1)):
+            x = int(np.flatnonzero(~allowed.any(axis=1))[0])
             raise ValueError(f"allowed must permit at least one action in every state; "
                              f"state {x} has none")
-        renormalised = []
-        for a, P in enumerate(mats):
-            sums = np.asarray(P.sum(axis=1)).ravel()
-            tol = _row_sum_tol(dtypes[a], n)           # follows a float32 input's precision
-            bad = allowed[a] & (np.abs(sums - 1.0) > tol)
-            if bad.any():
-                x = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"transitions[{a}] row {x} must sum to 1, got "
-                                 f"{float(sums[x])!r} (tolerance {tol:.3g}); if the rows are "
-                                 "right up to rounding, renormalise them: P / P.sum(axis=1, "
-                                 "keepdims=True)")
-            if tol > ROW_SUM_TOL:
-                scale = np.where(allowed[a] & (sums > 0), 1.0 / np.where(sums > 0, sums, 1), 1.0)
-                P = sparse.csr_array(sparse.diags_array(scale) @ P)
-            renormalised.append(P)
-        mats = tuple(renormalised)
-        rewards.setflags(write=False)
-        allowed.setflags(write=False)
+        mats = tuple(sparse_stochastic_matrix(f"transitions[{a}]", P, n, rows=allowed[:, a])
+                     for a, P in enumerate(given))
+        dense = None
+        if not any(sparse.issparse(P) for P in given):
+            raws = [as_numeric(f"transitions[{a}]", P) for a, P in enumerate(given)]
+            if all(raw.dtype.itemsize >= 8 or raw.dtype.kind in "biu" for raw in raws):
+                dense = np.array(raws, dtype=float)        # the values of the CSR matrices
+                dense.setflags(write=False)
+        r = np.ascontiguousarray(rewards.T)
+        ok = np.ascontiguousarray(allowed.T)
+        for arr in (rewards, allowed, r, ok):
+            arr.setflags(write=False)
         object.__setattr__(self, "transitions", mats)
         object.__setattr__(self, "rewards", rewards)
         object.__setattr__(self, "allowed", allowed)
+        object.__setattr__(self, "_r", r)
+        object.__setattr__(self, "_ok", ok)
         object.__setattr__(self, "_stacked", sparse.csr_array(sparse.vstack(mats)))
+        object.__setattr__(self, "_P", dense)
 
     @property
     def n_states(self) -> int:
-        """Number of states ``n``."""
+        """Number of states ``n_states``."""
         return self.transitions[0].shape[0]
 
     @property
     def n_actions(self) -> int:
-        """Number of actions ``A``."""
+        """Number of actions ``n_actions``."""
         return len(self.transitions)
 
-    def q_values(self, values: np.ndarray, discount: float = 1.0) -> np.ndarray:
-        """``r[a, x] + discount * sum_y P[a][x, y] values[y]``, ``-inf`` where not allowed."""
-        q = self.rewards + discount * (self._stacked @ values).reshape(self.n_actions, -1)
-        return np.where(self.allowed, q, -np.inf)
+    def q_values(self, values, discount: float | None = None) -> np.ndarray:
+        """The Q-function of ``values``: ``q[s, a] = rewards[s, a] + discount sum_s' P[a][s, s']
+        values[s']``, ``-inf`` where ``a`` is not allowed in ``s``.
+
+        Parameters
+        ----------
+        values : array_like, shape (n_states,)
+        discount : float or None
+            In (0, 1]; ``None`` (default) or ``1.0``: no discount (the average-reward and the
+            finite-horizon total criteria).
+
+        Returns
+        -------
+        ndarray, shape (n_states, n_actions)
+            ``q[s, a]``.
+        """
+        values = finite_vector("values", values, self.n_states)
+        discount = check_discount(discount, total=True)
+        return self._q(values, 1.0 if discount is None else discount).T
+
+    def _q(self, values: np.ndarray, discount: float = 1.0) -> np.ndarray:
+        """``q[a, s]`` (the solvers' layout): ``r[a, s] + discount (P[a] values)[s]``, ``-inf``
+        where not allowed."""
+        q = self._r + discount * (self._stacked @ values).reshape(self.n_actions, -1)
+        return np.where(self._ok, q, -np.inf)
 
     @cached_property
     def _masked_rewards(self) -> np.ndarray:
-        """``rewards`` with ``-inf`` where an action is not allowed (for the Bellman maximum)."""
-        out = np.where(self.allowed, self.rewards, -np.inf)
+        """``r[a, s]`` with ``-inf`` where an action is not allowed (for the Bellman maximum)."""
+        out = np.where(self._ok, self._r, -np.inf)
         out.setflags(write=False)
         return out
 
@@ -197,71 +282,97 @@ class FiniteMDP:
         :func:`policy_iteration`, ``evaluation="auto"``)."""
         return _lu_is_cheap(self)
 
+    @cached_property
+    def _density(self) -> float:
+        """Non-zeros of the allowed rows per entry of those rows (1 for dense matrices)."""
+        counts = np.diff(self._stacked.indptr)[self._ok.ravel()]
+        return float(counts.sum()) / (counts.size * self.n_states)
 
-@dataclass(frozen=True)
-class DiscountedSolution:
-    """Result of a discounted-reward solver.
+    @cached_property
+    def _all_positive(self) -> bool:
+        """Whether every allowed row is strictly positive (every policy is then irreducible)."""
+        counts = np.diff(self._stacked.indptr)[self._ok.ravel()]
+        S = self._stacked
+        if not np.all(counts == self.n_states):
+            return False
+        rows = np.repeat(self._ok.ravel(), np.diff(S.indptr))
+        return bool(np.all(S.data[rows] > 0))
+
+    @cached_property
+    def _dense(self) -> np.ndarray:
+        """The matrices as one dense array ``P[a, s, s']`` (for the dense solvers): as given, or
+        from the sparse ones."""
+        if self._P is not None:
+            return self._P
+        out = np.empty((self.n_actions, self.n_states, self.n_states))
+        for a, P in enumerate(self.transitions):
+            out[a] = P.toarray()
+        out.setflags(write=False)
+        return out
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DiscountedSolution(ShortRepr):
+    """Result of a discounted-reward solver (:func:`value_iteration`,
+    :func:`modified_policy_iteration`).
 
     Attributes
     ----------
-    value : ndarray, shape (n,)
-        The optimal (or last iterate's) discounted value.
-    policy : ndarray of int, shape (n,)
+    discount : float
+        The discount it was computed for.
+    value : ndarray, shape (n_states,)
+        The solver's estimate of the optimal discounted value (see the solver for which
+        iterate, and for the shift it applies when it converged).
+    policy : ndarray of int, shape (n_states,)
         A greedy action in each state.
     iterations : int
-        Value iteration: sweeps. Policy iteration: policy evaluations (an iterative evaluation
-        of the final policy is repeated once at the full tolerance).
+        Value iteration: sweeps. Modified policy iteration: improvements.
     residual : float
-        Sup norm of the Bellman residual ``T v - v`` of the returned ``value`` (policy and
-        modified policy iteration), or of the last change of the value (value iteration, sup
-        rule) or its span (span rule).
+        The last span (span rule) or sup norm (sup rule) of the change ``v_{k+1} - v_k``.
     converged : bool
+        Whether the stopping rule held within ``max_iter``.
     method : str
-        How the policies were evaluated: ``"direct"`` (sparse LU), ``"iterative"`` (Krylov),
-        ``"sweeps"`` (modified policy iteration), ``"value iteration"``.
+        ``"value iteration"`` or ``"sweeps"`` (modified policy iteration).
     inner_iterations : int
-        Krylov iterations summed over all evaluations, or evaluation sweeps (modified policy
-        iteration), or warm-start sweeps (policy iteration with ``warm_start``).
+        Modified policy iteration: the evaluation sweeps.
     """
 
+    discount: float
     value: np.ndarray
     policy: np.ndarray
     iterations: int
     residual: float
     converged: bool
-    method: str = "direct"
+    method: str
     inner_iterations: int = 0
 
 
-@dataclass(frozen=True)
-class AverageSolution:
-    """Result of an average-reward solver.
+@dataclass(frozen=True, eq=False, repr=False)
+class AverageSolution(ShortRepr):
+    """Result of :func:`relative_value_iteration` (average reward, one reference state).
 
     Attributes
     ----------
     gain : float
-        The optimal average reward per step when it does not depend on the initial state
-        (always so for communicating MDPs); ``nan`` if it does.
-    gain_by_state : ndarray, shape (n,)
-        The optimal average reward from each initial state.
-    bias : ndarray, shape (n,)
-        A relative value (bias) ``h`` solving the optimality equation, ``h[reference] = 0``.
-    policy : ndarray of int, shape (n,)
-        An optimal (greedy) action in each state.
+        ``T h(x_hat)`` at the last iterate: at a fixed point, the optimal average reward per
+        step (see :func:`relative_value_iteration` for the damped forms).
+    gain_by_state : ndarray, shape (n_states,)
+        ``gain`` in every state (relative value iteration assumes a constant optimal gain).
+    bias : ndarray, shape (n_states,)
+        The last iterate ``h``, ``h[reference_state] = 0``.
+    policy : ndarray of int, shape (n_states,)
+        A greedy action of ``h`` in each state.
     iterations : int
     residual : float
-        Relative value iteration: the last value of the stopping statistic. Policy iteration:
-        the span of the Bellman residual ``T h - h - gain`` of the returned solution.
+        The last value of the stopping statistic.
     converged : bool
     gain_bounds : tuple of float
-        ``(min_x (Th - h)(x), max_x (Th - h)(x))``, which bracket the optimal gain of a
+        ``(min_s (Th - h)(s), max_s (Th - h)(s))``, which bracket the optimal gain of a
         weakly communicating MDP whatever ``h`` is ([P94]_, Thm. 8.5.5).
     method : str
-        Policy iteration: how the policies were evaluated, ``"direct"`` (sparse LU, every
-        policy multichain-safe) or ``"iterative"`` (Krylov on the unichain bias equations, LU
-        for a multichain policy). Relative value iteration: ``"relative value iteration"``.
+        ``"relative value iteration"``.
     inner_iterations : int
-        Krylov iterations summed over all evaluations, plus warm-start sweeps.
+        Always 0 (kept for the fields shared with :class:`PolicyIterationSolution`).
     """
 
     gain: float
@@ -272,19 +383,74 @@ class AverageSolution:
     residual: float
     converged: bool
     gain_bounds: tuple[float, float]
-    method: str = "direct"
+    method: str = "relative value iteration"
     inner_iterations: int = 0
 
 
-@dataclass(frozen=True)
-class PolicyEvaluation:
+@dataclass(frozen=True, eq=False, repr=False)
+class PolicyIterationSolution(ShortRepr):
+    """Result of :func:`policy_iteration`, under either criterion.
+
+    Attributes
+    ----------
+    discount : float or None
+        The criterion it was computed for: a discount in (0, 1), or ``None`` for the average
+        reward.
+    policy : ndarray of int, shape (n_states,)
+        An optimal action in each state.
+    value : ndarray, shape (n_states,) or None
+        Discounted: the optimal value (the returned policy's). Average reward: ``None``.
+    gain : float or None
+        Average reward: the optimal average reward per step when it does not depend on the
+        initial state (always so for communicating MDPs), ``nan`` if it does. Discounted:
+        ``None``.
+    gain_by_state : ndarray, shape (n_states,) or None
+        Average reward: the optimal average reward from each initial state.
+    bias : ndarray, shape (n_states,) or None
+        Average reward: a relative value (bias) ``h`` solving the optimality equation,
+        ``h[reference_state] = 0`` (when the gain is constant).
+    iterations : int
+        Policy evaluations (an iterative evaluation of the final policy is repeated once at
+        the full tolerance).
+    residual : float
+        Discounted: the sup norm of the Bellman residual ``T v - v`` of ``value``. Average
+        reward: the span of ``T h - h - gain`` (``nan`` if the gain is not constant).
+    converged : bool
+        Whether the policy stopped changing within ``max_iter``.
+    method : str
+        How the policies were evaluated: ``"dense"`` (LAPACK), ``"direct"`` (sparse LU, every
+        policy multichain-safe for the average reward) or ``"iterative"`` (Krylov; LU for a
+        multichain policy).
+    inner_iterations : int
+        Krylov iterations summed over all evaluations, plus warm-start sweeps.
+    gain_bounds : tuple of float or None
+        Average reward: ``(min_s (Th - h)(s), max_s (Th - h)(s))``, which bracket the optimal
+        gain ([P94]_, Thm. 8.5.5).
+    """
+
+    discount: float | None
+    policy: np.ndarray
+    value: np.ndarray | None
+    gain: float | None
+    gain_by_state: np.ndarray | None
+    bias: np.ndarray | None
+    iterations: int
+    residual: float
+    converged: bool
+    method: str
+    inner_iterations: int
+    gain_bounds: tuple[float, float] | None
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PolicyEvaluation(ShortRepr):
     """Gain and bias of one stationary policy (possibly multichain).
 
     Attributes
     ----------
-    gain : ndarray, shape (n,)
+    gain : ndarray, shape (n_states,)
         Average reward from each initial state.
-    bias : ndarray, shape (n,)
+    bias : ndarray, shape (n_states,)
         A solution ``h`` of ``gain + h = r + P h`` with ``h = 0`` at one state of each
         recurrent class.
     classes : list of ndarray
@@ -296,100 +462,22 @@ class PolicyEvaluation:
     classes: list
 
 
-def _check_policy(mdp: FiniteMDP, policy) -> np.ndarray:
-    policy = np.asarray(policy)
-    if policy.shape != (mdp.n_states,) or not np.issubdtype(policy.dtype, np.integer):
-        raise ValueError(f"policy must be an integer array of shape ({mdp.n_states},), "
-                         f"got {policy.dtype} array of shape {policy.shape}")
-    if np.any((policy < 0) | (policy >= mdp.n_actions)):
-        raise ValueError(f"policy actions must lie in 0..{mdp.n_actions - 1}")
-    not_allowed = ~mdp.allowed[policy, np.arange(mdp.n_states)]
-    if not_allowed.any():
-        x = int(np.flatnonzero(not_allowed)[0])
-        raise ValueError(f"policy uses action {policy[x]} in state {x}, where it is not allowed")
-    return policy
-
-
-def _check_discount(discount: float) -> float:
-    if isinstance(discount, bool) or not isinstance(discount, (int, float, np.integer,
-                                                               np.floating)):
-        raise TypeError(f"discount must be a number in (0, 1), got {discount!r}")
-    if not 0.0 < discount < 1.0:
-        raise ValueError(f"discount must lie in (0, 1), got {discount}")
-    return float(discount)
-
-
-def _check_count(name: str, value, minimum: int = 1) -> int:
-    """An iteration count or horizon: an integer of at least ``minimum`` (bools refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value) -> float:
-    if not (isinstance(value, (int, float, np.floating, np.integer))
-            and not isinstance(value, bool) and np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _check_state(name: str, value, n: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
-        raise ValueError(f"{name} must be a state in 0..{n - 1}, got {value!r}")
-    return int(value)
-
-
-def _check_start(name: str, value, n: int) -> np.ndarray:
-    array = np.array(value, dtype=float)
-    if array.shape != (n,) or not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be a finite array of shape ({n},), got "
-                         f"shape {array.shape}")
-    return array
-
-
-def _check_mdp(mdp) -> FiniteMDP:
-    if not isinstance(mdp, FiniteMDP):
-        raise TypeError(f"mdp must be a FiniteMDP, got {type(mdp).__name__}")
-    return mdp
-
-
-def _check_stochastic(name: str, P) -> sparse.csr_array:
-    """``P`` as a CSR float64 stochastic matrix, or a ValueError naming it: square, not empty,
-    finite, non-negative, rows summing to one (tolerance :func:`arms._row_sum_tol`, which
-    follows the input's precision)."""
-    if sparse.issparse(P):
-        dtype = P.dtype
-        if dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold numbers, got dtype {dtype}")
-        P = sparse.csr_array(P, dtype=float)
-    else:
-        raw = _numeric(name, P)
-        dtype = raw.dtype
-        if raw.ndim != 2:
-            raise ValueError(f"{name} must be a square matrix, got shape {raw.shape}")
-        P = sparse.csr_array(raw.astype(float))
-    if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty square matrix, got shape {P.shape}")
-    if not np.all(np.isfinite(P.data)) or np.any(P.data < 0):
-        raise ValueError(f"{name} must hold finite non-negative probabilities, got "
-                         f"{float(P.data[~(np.isfinite(P.data) & (P.data >= 0))][0])!r}")
-    tol = _row_sum_tol(dtype, P.shape[1])
-    sums = np.asarray(P.sum(axis=1)).ravel()
-    bad = np.abs(sums - 1.0) > tol
-    if bad.any():
-        x = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} row {x} must sum to 1, got {float(sums[x])!r} (tolerance "
-                         f"{tol:.3g}); if the rows are right up to rounding, renormalise them: "
-                         f"{name} / {name}.sum(axis=1, keepdims=True)")
-    if tol > ROW_SUM_TOL:
-        P = sparse.csr_array(sparse.diags_array(1.0 / sums) @ P)
-    return P
-
-
 def policy_transition_matrix(mdp: FiniteMDP, policy) -> sparse.csr_array:
-    """The transition matrix ``P_pi`` of a stationary deterministic policy (sparse, CSR)."""
-    _check_mdp(mdp)
-    return _policy_matrix(mdp, _check_policy(mdp, policy))
+    """The transition matrix ``P_pi`` of a stationary deterministic policy (sparse, CSR).
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+    policy : array_like of int, shape (n_states,)
+        An allowed action in each state.
+
+    Returns
+    -------
+    scipy.sparse.csr_array, shape (n_states, n_states)
+        Row ``s`` is row ``s`` of ``P[policy[s]]``.
+    """
+    mdp = _as_mdp(mdp)
+    return _policy_matrix(mdp, action_vector("policy", policy, mdp.allowed))
 
 
 def _policy_matrix(mdp: FiniteMDP, policy: np.ndarray) -> sparse.csr_array:
@@ -415,10 +503,8 @@ def _greedy(q: np.ndarray, incumbent: np.ndarray | None, tol: float) -> np.ndarr
     qmax = q[best, np.arange(q.shape[1])]
     keep = q[incumbent, np.arange(q.shape[1])] >= qmax - tol
     return np.where(keep, incumbent, best)
-
-
 # --------------------------------------------------------------------------------------------
-# Policy evaluation: direct (sparse LU) or iterative (Krylov), chosen by structure
+# Policy evaluation: dense (LAPACK), direct (sparse LU) or iterative (Krylov), by structure
 # --------------------------------------------------------------------------------------------
 
 #: Up to this many states a sparse LU factorisation is cheap whatever the pattern.
@@ -429,6 +515,14 @@ _FILL_RATIO = 32.0
 #: Default warm start of policy iteration with iterative evaluations: sweeps of (relative) value
 #: iteration before the first evaluation (fast-mixing chains: a few sweeps pick most actions).
 _WARM_START_ITERATIVE = 20
+#: Default warm start of average-reward policy iteration with sparse LU evaluations: a sweep
+#: costs a sparse product, an evaluation several LU solves; on slowly mixing chains (the robots
+#: MDPs) a hundred sweeps replace most evaluations.
+_WARM_START_AVERAGE_DIRECT = 100
+#: The dense path (LAPACK) of ``evaluation="auto"``: allowed rows at least this dense ...
+_DENSE_MIN_DENSITY = 0.05
+#: ... and matrices ``P[a, s, s']`` of at most this many entries in all (256 MiB of doubles).
+_DENSE_MAX_ENTRIES = 2 ** 25
 #: Relative residual of the iterative evaluations before the policy first stops changing: the
 #: greedy step only needs the value to a few digits; the final policy is evaluated again at
 #: the full tolerance and must survive that evaluation's greedy step too.
@@ -439,7 +533,9 @@ def _lu_is_cheap(mdp: FiniteMDP) -> bool:
     """Structure test for ``evaluation="auto"``: will sparse LU factors of ``I - beta P_pi`` stay
     sparse?
 
-    Yes when the MDP is small (``n <= 1000``), when every allowed row has a single non-zero
+    No when the allowed rows are dense (at least ``_DENSE_MIN_DENSITY`` of their entries) and
+    ``n > 1000``: a sparse LU of a dense matrix costs a dense one's flops at a sparse code's
+    speed. Yes when the MDP is small (``n <= 1000``), when every allowed row has a single non-zero
     (deterministic transitions: eliminating a state leaves each row with one off-diagonal
     entry, so the factors have no fill-in), or when the union of the allowed patterns,
     reordered by reverse Cuthill-McKee, is banded with a band of at most ``_FILL_RATIO`` times
@@ -449,9 +545,11 @@ def _lu_is_cheap(mdp: FiniteMDP) -> bool:
     n = mdp.n_states
     if n <= _DIRECT_MAX_STATES:
         return True
+    if mdp._density >= _DENSE_MIN_DENSITY:
+        return False
     S = mdp._stacked
-    if not mdp.allowed.all():  # disallowed rows may hold anything: drop them
-        S = sparse.csr_array(sparse.diags_array(mdp.allowed.ravel().astype(float)) @ S)
+    if not mdp._ok.all():  # disallowed rows may hold anything: drop them
+        S = sparse.csr_array(sparse.diags_array(mdp._ok.ravel().astype(float)) @ S)
     if np.diff(S.indptr).max() <= 1:
         return True
     budget = _FILL_RATIO * S.nnz
@@ -482,12 +580,16 @@ def _lu_is_cheap(mdp: FiniteMDP) -> bool:
     return n * (2 * band + 1) <= _FILL_RATIO * union.nnz
 
 
-def _resolve_evaluation(mdp: FiniteMDP, evaluation: str) -> str:
-    if evaluation not in ("auto", "direct", "iterative"):
-        raise ValueError(f"evaluation must be 'auto', 'direct' or 'iterative', got {evaluation!r}")
-    if evaluation == "auto":
-        return "direct" if mdp._direct_preferred else "iterative"
-    return evaluation
+def _resolve_evaluation(mdp: FiniteMDP, evaluation: str, average: bool) -> str:
+    """The evaluation of ``evaluation="auto"`` (see :func:`policy_iteration`)."""
+    evaluation = check_choice("evaluation", evaluation, ("auto", "dense", "direct", "iterative"))
+    if evaluation != "auto":
+        return evaluation
+    fits = mdp.n_actions * mdp.n_states ** 2 <= _DENSE_MAX_ENTRIES
+    # the average reward on the dense path needs every policy unichain: positive rows
+    if fits and mdp._density >= _DENSE_MIN_DENSITY and (not average or mdp._all_positive):
+        return "dense"
+    return "direct" if mdp._direct_preferred else "iterative"
 
 
 def _bicgstab(matvec: Callable, b: np.ndarray, x: np.ndarray, rtol: float,
@@ -561,14 +663,31 @@ def _krylov_solve(matvec: Callable, b: np.ndarray, x0: np.ndarray, rtol: float
     return None, iterations
 
 
-def _evaluate_discounted(P: sparse.csr_array, r: np.ndarray, discount: float, method: str,
+def _dense_krylov_budget(n: int) -> int:
+    """BiCGSTAB iterations allowed on a dense chain of ``n`` states before a LAPACK solve: an
+    iteration costs two matrix-vector products (``4 n^2`` flops), an LU ``2 n^3 / 3``, so the
+    budget bounds the waste of a chain that mixes too slowly at about a third of an LU."""
+    return max(10, n // 20)
+
+
+def _evaluate_discounted(P, r: np.ndarray, discount: float, method: str,
                          x0: np.ndarray, rtol: float) -> tuple[np.ndarray, int]:
-    """``v = (I - discount P)^{-1} r`` by sparse LU or by a Krylov solver from ``x0``.
+    """``v = (I - discount P)^{-1} r`` by sparse LU, by a Krylov solver from ``x0`` (sparse
+    ``P``), or by BiCGSTAB on a dense ``P`` with a LAPACK solve if it stalls (``"dense"``).
 
     ``I - discount P`` is strictly diagonally dominant (its off-diagonal row sums are at most
     ``discount < 1``), with condition number at most ``(1 + discount) / (1 - discount)``
-    whatever its pattern, so Krylov solvers converge without preconditioning.
+    whatever its pattern, so Krylov solvers converge without preconditioning; on the dense,
+    fast-mixing chains of random MDPs in a handful of iterations (tens of times cheaper than an
+    LU factorisation at 1,000 states).
     """
+    if method == "dense":
+        n = P.shape[0]
+        v, iterations, ok = _bicgstab(lambda x: x - discount * (P @ x), r, x0, rtol,
+                                      maxiter=_dense_krylov_budget(n))
+        if ok:
+            return v, iterations
+        return np.linalg.solve(np.eye(n) - discount * P, r), iterations
     if method == "iterative":
         v, iterations = _krylov_solve(lambda x: x - discount * (P @ x), r, x0, rtol)
         if v is not None:
@@ -589,14 +708,11 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
                     stopping: Literal["span", "sup"] = "span") -> DiscountedSolution:
     """Discounted value iteration ([P94]_, Algorithm 6.3.1 and Sec. 6.6.3).
 
-    ``stopping="span"`` (default) stops when ``sp(v_{k+1} - v_k) < epsilon (1 - discount) /
-    discount``, where ``sp(d) = max d - min d``, and returns ``v_{k+1}`` shifted by
-    ``discount / (1 - discount)`` times the midpoint of ``v_{k+1} - v_k``: the optimum lies
-    between the two shifts by its extremes ([P94]_, Thm. 6.6.6, eq. 6.6.12), so the returned
-    value is within ``epsilon / 2`` of it and the greedy policy is epsilon-optimal. The span
-    contracts at the rate at which the chains forget their initial state, often far faster than
-    ``discount``. ``stopping="sup"`` is the classical rule ``||v_{k+1} - v_k||_inf < epsilon (1
-    - discount) / (2 discount)`` ([P94]_, Thm. 6.3.1), which returns ``v_{k+1}`` itself.
+    Iterates ``v_{k+1} = T v_k`` from ``v_0`` (zero by default). ``stopping="span"`` (default)
+    stops when ``sp(v_{k+1} - v_k) < epsilon (1 - discount) / discount``, where ``sp(d) = max d
+    - min d``; the span contracts at the rate at which the chains forget their initial state,
+    often far faster than ``discount``. ``stopping="sup"`` is the classical rule ``||v_{k+1} -
+    v_k||_inf < epsilon (1 - discount) / (2 discount)`` ([P94]_, Thm. 6.3.1).
 
     Parameters
     ----------
@@ -604,24 +720,47 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
     discount : float
         In (0, 1).
     epsilon : float
-        Target accuracy of the value.
+        Target accuracy of the value (> 0).
     max_iter : int
-    v0 : array_like, optional
+        Sweeps at most (>= 1).
+    v0 : array_like, shape (n_states,), optional
         Initial value, zero by default.
     stopping : {"span", "sup"}
 
     Returns
     -------
     DiscountedSolution
-        ``residual`` is the last span (or sup norm) of ``v_{k+1} - v_k``.
+        ``value`` is, when the rule held with ``stopping="span"``, ``v_{k+1}`` shifted by
+        ``discount / (1 - discount)`` times the midpoint of ``v_{k+1} - v_k``: the optimum lies
+        between the two shifts by its extremes ([P94]_, Thm. 6.6.6, eq. 6.6.12), so the value
+        is within ``epsilon / 2`` of it and the greedy policy is epsilon-optimal. When the rule
+        held with ``stopping="sup"``, it is ``v_{k+1}`` itself. When the rule did not hold
+        within ``max_iter`` sweeps (``converged`` false, with a ``RuntimeWarning``), it is the
+        last iterate ``v_{max_iter}`` itself, unshifted: the value of ``max_iter`` stages with
+        terminal value ``v0`` (the shift extrapolates by ``discount / (1 - discount)``, which
+        near ``discount = 1`` is no estimate at all). ``policy`` is greedy for the returned
+        ``value``'s unshifted iterate; ``residual`` is the last span (or sup norm) of
+        ``v_{k+1} - v_k``.
+
+    Examples
+    --------
+    Three sweeps that do not converge return the three-stage value (two absorbing states, one
+    paying 1 a step; with discount ``1 - 1e-12`` a shift would add about ``5e11``):
+
+    >>> m = FiniteMDP([np.eye(2)], rewards=[[1.0], [0.0]])
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", RuntimeWarning)
+    ...     sol = value_iteration(m, discount=1 - 1e-12, max_iter=3)
+    >>> sol.converged, np.round(sol.value, 9).tolist()
+    (False, [3.0, 0.0])
     """
-    _check_mdp(mdp)
-    discount = _check_discount(discount)
-    epsilon = _check_positive("epsilon", epsilon)
-    max_iter = _check_count("max_iter", max_iter)
-    if stopping not in ("span", "sup"):
-        raise ValueError(f"stopping must be 'span' or 'sup', got {stopping!r}")
-    v = np.zeros(mdp.n_states) if v0 is None else _check_start("v0", v0, mdp.n_states)
+    mdp = _as_mdp(mdp)
+    discount = check_discount(discount, average=False)
+    epsilon = _positive("epsilon", epsilon)
+    max_iter = check_integer("max_iter", max_iter, minimum=1)
+    stopping = check_choice("stopping", stopping, ("span", "sup"))
+    v = np.zeros(mdp.n_states) if v0 is None else np.array(finite_vector("v0", v0, mdp.n_states))
     if stopping == "span":
         threshold = epsilon * (1 - discount) / discount
     else:
@@ -640,11 +779,13 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
     converged = residual < threshold
     if not converged:
         warnings.warn(f"value_iteration did not converge in {max_iter} iterations "
-                      f"(residual {residual:.3g})", RuntimeWarning, stacklevel=2)
-    policy = np.argmax(mdp.q_values(v, discount), axis=0)
-    if stopping == "span":
+                      f"(residual {residual:.3g}); the value returned is the last iterate",
+                      RuntimeWarning, stacklevel=2)
+    policy = np.argmax(mdp._q(v, discount), axis=0)
+    if stopping == "span" and converged:
         v = v + discount / (1 - discount) * 0.5 * (float(diff.max()) + float(diff.min()))
-    return DiscountedSolution(v, policy, k, residual, converged, "value iteration")
+    return DiscountedSolution(discount=discount, value=v, policy=policy, iterations=k,
+                              residual=residual, converged=converged, method="value iteration")
 
 
 def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 20,
@@ -655,11 +796,10 @@ def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 
     Each iteration takes the greedy policy of ``v`` (one Bellman maximum), then applies that
     policy's operator ``v <- r_pi + discount P_pi v`` up to ``sweeps`` more times, stopping the
     sweeps early once their span change is below the threshold. It stops when the span of the
-    change of the greedy (maximising) sweep is below ``epsilon (1 - discount) / discount``, and
-    returns the value shifted as in :func:`value_iteration` (``stopping="span"``), within
-    ``epsilon / 2`` of the optimum. ``sweeps = 0`` is value iteration; as ``sweeps`` grows it
-    tends to policy iteration. It wins where a Bellman maximum costs much more than a policy's
-    sweep (many actions) and a policy's chain mixes fast.
+    change of the greedy (maximising) sweep is below ``epsilon (1 - discount) / discount``.
+    ``sweeps = 0`` is value iteration; as ``sweeps`` grows it tends to policy iteration. It
+    wins where a Bellman maximum costs much more than a policy's sweep (many actions) and a
+    policy's chain mixes fast.
 
     Parameters
     ----------
@@ -671,21 +811,25 @@ def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 
     epsilon : float
     max_iter : int
         Improvements at most.
-    v0 : array_like, optional
+    v0 : array_like, shape (n_states,), optional
         Initial value, zero by default.
 
     Returns
     -------
     DiscountedSolution
-        ``iterations`` counts improvements, ``inner_iterations`` the evaluation sweeps.
+        ``iterations`` counts improvements, ``inner_iterations`` the evaluation sweeps. When
+        the rule held, ``value`` is the last greedy sweep's value shifted as in
+        :func:`value_iteration` (``stopping="span"``), within ``epsilon / 2`` of the optimum;
+        when it did not (``converged`` false, with a ``RuntimeWarning``), the last iterate
+        itself, unshifted.
     """
-    _check_mdp(mdp)
-    discount = _check_discount(discount)
-    epsilon = _check_positive("epsilon", epsilon)
-    max_iter = _check_count("max_iter", max_iter)
-    sweeps = _check_count("sweeps", sweeps, minimum=0)
+    mdp = _as_mdp(mdp)
+    discount = check_discount(discount, average=False)
+    epsilon = _positive("epsilon", epsilon)
+    max_iter = check_integer("max_iter", max_iter, minimum=1)
+    sweeps = check_integer("sweeps", sweeps, minimum=0)
     n, A = mdp.n_states, mdp.n_actions
-    v = np.zeros(n) if v0 is None else _check_start("v0", v0, n)
+    v = np.zeros(n) if v0 is None else np.array(finite_vector("v0", v0, n))
     threshold = epsilon * (1 - discount) / discount
     rewards = mdp._masked_rewards
     states = np.arange(n)
@@ -702,7 +846,7 @@ def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 
         if residual < threshold:
             break
         P = _policy_matrix(mdp, policy)
-        r = mdp.rewards[policy, states]
+        r = mdp._r[policy, states]
         for _ in range(sweeps):
             v_next = r + discount * (P @ v)
             change = v_next - v
@@ -713,32 +857,49 @@ def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 
     converged = residual < threshold
     if not converged:
         warnings.warn(f"modified_policy_iteration did not converge in {max_iter} iterations "
-                      f"(span {residual:.3g})", RuntimeWarning, stacklevel=2)
-    policy = np.argmax(mdp.q_values(v, discount), axis=0)
-    v = v + discount / (1 - discount) * 0.5 * (float(diff.max()) + float(diff.min()))
-    return DiscountedSolution(v, policy, k, residual, converged, "sweeps", inner)
+                      f"(span {residual:.3g}); the value returned is the last iterate",
+                      RuntimeWarning, stacklevel=2)
+    policy = np.argmax(mdp._q(v, discount), axis=0)
+    if converged:
+        v = v + discount / (1 - discount) * 0.5 * (float(diff.max()) + float(diff.min()))
+    return DiscountedSolution(discount=discount, value=v, policy=policy, iterations=k,
+                              residual=residual, converged=converged, method="sweeps",
+                              inner_iterations=inner)
 
 
-def _warm_start(mdp: FiniteMDP, discount: float, sweeps: int, policy: np.ndarray
-                ) -> tuple[np.ndarray, int, np.ndarray]:
+def _qa(mdp: FiniteMDP, v: np.ndarray, discount: float, dense: bool) -> np.ndarray:
+    """``q[a, s]`` of ``v`` (``-inf`` where not allowed): :meth:`FiniteMDP._q` on the sparse
+    matrices, or one BLAS product of the stacked dense ones (the dense path)."""
+    if not dense:
+        return mdp._q(v, discount)
+    A, n = mdp.n_actions, mdp.n_states
+    return mdp._masked_rewards + discount * (mdp._dense.reshape(A * n, n) @ v).reshape(A, n)
+
+
+def _warm_start(mdp: FiniteMDP, discount: float, sweeps: int, policy: np.ndarray,
+                dense: bool = False) -> tuple[np.ndarray, int, np.ndarray]:
     """``sweeps`` of value iteration (discounted) or relative value iteration (average, relative
     to state 0) from zero; their greedy policy, keeping ``policy``'s action on ties, and the
     sweeps done (it stops early once the span of the change is at rounding level), and a first
     guess for the evaluation: the last value (discounted) or ``h + g`` with ``h`` relative to
-    state 0 and ``g`` the last change at state 0 (average; see :func:`_unichain_evaluation`)."""
+    state 0 and ``g`` the last change at state 0 (average; see :func:`_unichain_evaluation`).
+    ``dense``: the products on the dense matrices (:func:`_qa`)."""
     n, A = mdp.n_states, mdp.n_actions
     rewards = mdp._masked_rewards
     v = np.zeros(n)
-    scale = 1.0 + float(np.abs(mdp.rewards).max())
+    scale = 1.0 + float(np.abs(mdp._r).max())
     done = 0
     change = np.zeros(n)
     for done in range(1, sweeps + 1):
-        Tv = (rewards + discount * (mdp._stacked @ v).reshape(A, n)).max(axis=0)
+        if dense:
+            Tv = _qa(mdp, v, discount, True).max(axis=0)
+        else:
+            Tv = (rewards + discount * (mdp._stacked @ v).reshape(A, n)).max(axis=0)
         change = Tv - v
         v = Tv - Tv[0] if discount == 1.0 else Tv
         if float(change.max() - change.min()) <= 1e-13 * scale:
             break
-    q = mdp.q_values(v, discount)
+    q = _qa(mdp, v, discount, dense)
     guess = v + float(change[0]) if discount == 1.0 and sweeps else v
     return _greedy(q, policy, 1e-12 * (1.0 + float(np.abs(v).max()))), done, guess
 
@@ -746,26 +907,36 @@ def _warm_start(mdp: FiniteMDP, discount: float, sweeps: int, policy: np.ndarray
 def _policy_iteration_discounted(mdp, discount, policy, max_iter, method, tol, inner, v):
     n = mdp.n_states
     states = np.arange(n)
+    dense = method == "dense"
     # A direct evaluation is exact, and after a warm start the policy is mostly optimal: no
     # loose first pass in either case.
     tight = method == "direct" or inner > 0
     for k in range(1, max_iter + 1):
-        P = _policy_matrix(mdp, policy)
-        r = mdp.rewards[policy, states]
+        P = mdp._dense[policy, states] if dense else _policy_matrix(mdp, policy)
+        r = mdp._r[policy, states]
         v, its = _evaluate_discounted(P, r, discount, method, v, tol if tight else _EARLY_RTOL)
         inner += its
-        q = mdp.q_values(v, discount)
+        q = _qa(mdp, v, discount, dense)
         new = _greedy(q, policy, tol=1e-12 * (1 + np.max(np.abs(v))))
         if np.array_equal(new, policy):
             if tight:
                 residual = float(np.max(np.abs(q.max(axis=0) - v)))
-                return DiscountedSolution(v, policy, k, residual, True, method, inner)
+                return _discounted_solution(discount, v, policy, k, residual, True, method,
+                                            inner)
             tight = True
         policy = new
     warnings.warn(f"policy_iteration did not converge in {max_iter} iterations",
                   RuntimeWarning, stacklevel=3)
-    residual = float(np.max(np.abs(mdp.q_values(v, discount).max(axis=0) - v)))
-    return DiscountedSolution(v, policy, max_iter, residual, False, method, inner)
+    residual = float(np.max(np.abs(_qa(mdp, v, discount, dense).max(axis=0) - v)))
+    return _discounted_solution(discount, v, policy, max_iter, residual, False, method,
+                                inner)
+
+
+def _discounted_solution(discount, v, policy, iterations, residual, converged, method, inner):
+    return PolicyIterationSolution(
+        discount=discount, policy=policy, value=v, gain=None, gain_by_state=None, bias=None,
+        iterations=iterations, residual=residual, converged=converged, method=method,
+        inner_iterations=inner, gain_bounds=None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -786,7 +957,7 @@ def recurrent_classes(P) -> list[np.ndarray]:
     list of ndarray
         The states of each recurrent class, sorted; classes ordered by their smallest state.
     """
-    return _recurrent_classes(_check_stochastic("P", P))
+    return _recurrent_classes(sparse_stochastic_matrix("P", P))
 
 
 def _recurrent_classes(P: sparse.csr_array) -> list[np.ndarray]:
@@ -820,15 +991,15 @@ def communicating_classes(model: FiniteMDP) -> list[np.ndarray]:
     Examples
     --------
     >>> P0 = np.array([[1.0, 0.0], [0.0, 1.0]]); P1 = np.array([[0.0, 1.0], [0.0, 1.0]])
-    >>> m = FiniteMDP([P0, P1], np.zeros((2, 2)))
+    >>> m = FiniteMDP([P0, P1], rewards=np.zeros((2, 2)))
     >>> [c.tolist() for c in communicating_classes(m)]    # 1 is reachable from 0, not back
     [[0], [1]]
     """
-    _check_mdp(model)
+    model = check_instance("model", model, FiniteMDP)
     n = model.n_states
     union = sparse.csr_array((n, n))
     for a, P in enumerate(model.transitions):
-        union = union + sparse.diags_array(model.allowed[a].astype(float)) @ P
+        union = union + sparse.diags_array(model._ok[a].astype(float)) @ P
     n_comp, label = csgraph.connected_components(union, directed=True, connection="strong")
     comps = [np.flatnonzero(label == c) for c in range(n_comp)]
     return sorted(comps, key=lambda c: (-c.size, int(c[0])))
@@ -837,7 +1008,6 @@ def communicating_classes(model: FiniteMDP) -> list[np.ndarray]:
 def is_communicating(model: FiniteMDP) -> bool:
     """Whether every state is accessible from every other under some stationary policy
     (one class of :func:`communicating_classes`)."""
-    _check_mdp(model)
     return len(communicating_classes(model)) == 1
 
 
@@ -865,16 +1035,17 @@ def evaluate_policy(mdp: FiniteMDP, policy) -> PolicyEvaluation:
     Parameters
     ----------
     mdp : FiniteMDP
-    policy : array of int, shape (n,)
+    policy : array_like of int, shape (n_states,)
+        An allowed action in each state.
 
     Returns
     -------
     PolicyEvaluation
     """
-    _check_mdp(mdp)
-    policy = _check_policy(mdp, policy)
-    P = policy_transition_matrix(mdp, policy)
-    r = mdp.rewards[policy, np.arange(mdp.n_states)]
+    mdp = _as_mdp(mdp)
+    policy = action_vector("policy", policy, mdp.allowed)
+    P = _policy_matrix(mdp, policy)
+    r = mdp._r[policy, np.arange(mdp.n_states)]
     return _evaluate_chain(P, r)
 
 
@@ -920,7 +1091,7 @@ def stationary_distributions(P) -> np.ndarray:
     array([[1., 0., 0.],
            [0., 0., 1.]])
     """
-    P = _check_stochastic("P", P)
+    P = sparse_stochastic_matrix("P", P)
     classes = _recurrent_classes(P)
     out = np.zeros((len(classes), P.shape[0]))
     for k, c in enumerate(classes):
@@ -961,7 +1132,7 @@ def stationary_distribution(P) -> np.ndarray:
         If the chain has more than one recurrent class (the stationary distribution then
         depends on the initial state).
     """
-    P = _check_stochastic("P", P)
+    P = sparse_stochastic_matrix("P", P)
     classes = _recurrent_classes(P)
     if len(classes) != 1:
         raise ValueError(f"P must be unichain, got {len(classes)} recurrent classes")
@@ -976,39 +1147,54 @@ def stationary_distribution(P) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FiniteHorizonSolution:
-    """Result of backward induction.
+@dataclass(frozen=True, eq=False, repr=False)
+class FiniteHorizonSolution(ShortRepr):
+    """Result of :func:`backward_induction`: values and decisions per stage.
+
+    The layout of QuantEcon's ``backward_induction`` (``vs``, ``sigmas``); pymdptoolbox's
+    ``FiniteHorizon`` gives the transposes (``V[s, t]``, ``policy[s, t]``).
 
     Attributes
     ----------
-    values : ndarray, shape (T + 1, n)
-        ``values[t, x]``: the optimal expected reward from state ``x`` with ``T - t`` steps to
-        go (``values[T]`` is the terminal reward).
-    policy : ndarray of int, shape (T, n)
-        ``policy[t, x]``: an optimal action at time ``t`` (the first of the maximisers).
+    discount : float
+        The discount per stage, in (0, 1]; ``1.0`` for the plain total.
+    values : ndarray, shape (horizon + 1, n_states)
+        ``values[t, s]``: the optimal expected reward from state ``s`` at stage ``t``, with
+        ``horizon - t`` decisions to go (``values[horizon]`` is the terminal reward).
+    policy : ndarray of int, shape (horizon, n_states)
+        ``policy[t, s]``: an optimal decision at stage ``t`` (the first of the maximisers).
     """
 
+    discount: float
     values: np.ndarray
     policy: np.ndarray
 
+    @property
+    def horizon(self) -> int:
+        """The number of decisions ``T``."""
+        return self.policy.shape[0]
 
-def backward_induction(mdp: FiniteMDP, *, horizon: int, discount: float = 1.0,
-                       terminal=None) -> FiniteHorizonSolution:
+
+def backward_induction(mdp: FiniteMDP, horizon: int, *, terminal=None,
+                       discount: float = 1.0) -> FiniteHorizonSolution:
     """Optimal values and a Markov policy over a finite horizon ([P94]_, Sec. 4.5).
 
     .. math:: v_T = g, \\qquad
-              v_t(x) = \\max_a \\{ r(x, a) + \\beta \\sum_y p_{xy}(a) v_{t+1}(y) \\}
+              v_t(s) = \\max_a \\{ r(s, a) + \\beta \\sum_{s'} p_{ss'}(a) v_{t+1}(s') \\},
+              \\quad t = T - 1, \\dots, 0,
+
+    QuantEcon's ``backward_induction(ddp, T, v_term)`` and pymdptoolbox's
+    ``FiniteHorizon(P, R, discount, N, h)``.
 
     Parameters
     ----------
     mdp : FiniteMDP
     horizon : int
         Number of decisions ``T >= 1``.
+    terminal : array_like, shape (n_states,), optional
+        Terminal reward ``g = v_T``, zero by default.
     discount : float
-        ``beta`` in (0, 1]; 1 for the total reward.
-    terminal : array_like, shape (n,), optional
-        Terminal reward ``g``, zero by default.
+        ``beta`` in (0, 1]; ``1.0`` (default) for the total reward, which is finite here.
 
     Returns
     -------
@@ -1020,24 +1206,26 @@ def backward_induction(mdp: FiniteMDP, *, horizon: int, discount: float = 1.0,
     nothing; action 0 pays 0.5 and stays: wait twice, then move.
 
     >>> m = FiniteMDP(transitions=[np.eye(2), [[0.0, 1.0], [0.0, 1.0]]],
-    ...               rewards=[[0.5, 0.0], [1.0, 0.0]])
-    >>> backward_induction(m, horizon=3).values[0].tolist()
-    [2.0, 0.0]
+    ...               rewards=[[0.5, 1.0], [0.0, 0.0]])
+    >>> sol = backward_induction(m, 3)
+    >>> sol.values[:, 0].tolist(), sol.policy[:, 0].tolist()
+    ([2.0, 1.5, 1.0, 0.0], [0, 0, 1])
     """
-    _check_mdp(mdp)
-    horizon = _check_count("horizon", horizon)
-    if not 0.0 < discount <= 1.0:
-        raise ValueError(f"discount must lie in (0, 1], got {discount}")
+    mdp = _as_mdp(mdp)
+    horizon = check_integer("horizon", horizon, minimum=1)
+    discount = check_discount(discount, average=False, total=True)
     n = mdp.n_states
     values = np.zeros((horizon + 1, n))
     if terminal is not None:
-        values[horizon] = _check_start("terminal", terminal, n)
+        values[horizon] = finite_vector("terminal", terminal, n)
     policy = np.zeros((horizon, n), dtype=int)
     for t in range(horizon - 1, -1, -1):
-        q = mdp.q_values(values[t + 1], discount)
+        q = mdp._q(values[t + 1], discount)
         policy[t] = np.argmax(q, axis=0)
         values[t] = q[policy[t], np.arange(n)]
-    return FiniteHorizonSolution(values, policy)
+    for arr in (values, policy):
+        arr.setflags(write=False)
+    return FiniteHorizonSolution(discount=discount, values=values, policy=policy)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1046,14 +1234,14 @@ def backward_induction(mdp: FiniteMDP, *, horizon: int, discount: float = 1.0,
 
 
 def _gain_bounds(mdp: FiniteMDP, h: np.ndarray) -> tuple[float, float]:
-    d = mdp.q_values(h).max(axis=0) - h
+    d = mdp._q(h).max(axis=0) - h
     return float(d.min()), float(d.max())
 
 
-@dataclass(frozen=True, eq=False)
-class RelativeValueBatch:
-    """Relative value iteration from several reference states at once
-    (:func:`relative_value_iteration` with an array of ``reference_state``).
+@dataclass(frozen=True, eq=False, repr=False)
+class RelativeValueBatch(ShortRepr):
+    """Result of :func:`relative_value_iteration_many`: relative value iteration from several
+    reference states at once.
 
     Column ``j`` of every array is the run from ``reference_states[j]``; it stops, and its
     iterate freezes, at the first iteration where its stopping statistic is below ``tol``.
@@ -1063,9 +1251,9 @@ class RelativeValueBatch:
     reference_states : ndarray of int, shape (m,)
     gain : ndarray, shape (m,)
         ``T h(x_hat)`` at each column's last iterate.
-    bias : ndarray, shape (n, m)
+    bias : ndarray, shape (n_states, m)
         The last iterates, ``bias[x_hat_j, j] = 0``.
-    policy : ndarray of int, shape (n, m)
+    policy : ndarray of int, shape (n_states, m)
         A greedy action of each column's last iterate.
     iterations : ndarray of int, shape (m,)
         The iteration at which each column stopped (``max_iter`` if it did not).
@@ -1084,6 +1272,25 @@ class RelativeValueBatch:
     residual: np.ndarray
     converged: np.ndarray
     gain_bounds: np.ndarray
+
+    def to_frame(self):
+        """One row per reference state: gain, its bounds, iterations, residual, converged.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``reference_state``.
+        """
+        try:
+            import pandas as pd
+        except ImportError as error:   # pragma: no cover - pandas is in every extra we test
+            raise ImportError("RelativeValueBatch.to_frame needs pandas: pip install pandas"
+                              ) from error
+        return pd.DataFrame({
+            "reference_state": self.reference_states, "gain": self.gain,
+            "gain_lower": self.gain_bounds[:, 0], "gain_upper": self.gain_bounds[:, 1],
+            "iterations": self.iterations, "residual": self.residual,
+            "converged": self.converged}).set_index("reference_state")
 
 
 def _column_max(a: np.ndarray) -> np.ndarray:
@@ -1121,23 +1328,87 @@ def _norm_rule(h_new, h, Th, refs):
         return np.where(big > 0, _column_max(np.abs(h_new - h)) / big, np.inf)
 
 
-#: The named stopping rules of :func:`relative_value_iteration`: each maps ``(h_new, h, T h,
-#: reference_states)``, arrays of shape ``(n, m)`` and ``(m,)``, to one statistic per column;
-#: a column stops when its statistic falls below ``tol``.
+#: The named stopping rules of :func:`relative_value_iteration` and
+#: :func:`relative_value_iteration_many`: each maps ``(h_new, h, T h, reference_states)``,
+#: arrays of shape ``(n_states, m)`` and ``(m,)``, to one statistic per column; a column stops
+#: when its statistic falls below ``tol``. A callable of the same form is a rule too.
 STOPPING_RULES = {"relative": _relative_rule, "span": _span_rule, "norm": _norm_rule}
+
+
+def relative_value_iteration_many(
+    mdp: FiniteMDP,
+    reference_states,
+    *,
+    tau: float = 1.0,
+    tol: float = 1e-5,
+    stopping: str | Callable = "relative",
+    max_iter: int = 1_000_000,
+    h0=None,
+    damping: Literal["update", "expectation"] = "update",
+) -> RelativeValueBatch:
+    """Relative value iteration with damping (Proposition 4 of [TLNC99]_) from several
+    reference states at once.
+
+    One iteration per reference state, all at once (one sparse product per state and step),
+    each stopping on its own: column ``j`` follows, bit for bit, the iterates of
+    :func:`relative_value_iteration` from ``reference_states[j]`` alone (which calls this
+    function with one state). The iteration, the damping and the stopping rules are those of
+    :func:`relative_value_iteration`.
+
+    Parameters
+    ----------
+    mdp : FiniteMDP
+        Weakly communicating (e.g. communicating) for the limit to exist.
+    reference_states : array_like of int, shape (m,)
+        The states ``x_hat`` whose relative value is pinned to zero, one per run (repeats
+        allowed, e.g. with different ``h0`` columns).
+    tau, tol, max_iter, damping
+        As in :func:`relative_value_iteration`.
+    stopping : {"relative", "span", "norm"} or callable
+        As in :func:`relative_value_iteration`. A callable ``rule(h_new, h, Th, refs)`` is
+        called once per iteration with the columns still running, in their order in
+        ``reference_states`` (arrays of shape ``(n_states, a)`` and ``refs`` of shape
+        ``(a,)``), and returns one statistic per column; a column stops at the first
+        iteration where its statistic is below ``tol`` and is not passed again. The rule may
+        keep state between calls (e.g. watch several statistics and hold a column until each
+        has held once, recording the iterate ``h_new`` at which each did).
+    h0 : array_like, shape (n_states,) or (n_states, m), optional
+        Initial relative values (zero by default), one column per run or one for all;
+        ``h0[x_hat_j, j]`` is set to zero.
+
+    Returns
+    -------
+    RelativeValueBatch
+
+    Warns
+    -----
+    RuntimeWarning
+        If the stopping rule is not met within ``max_iter`` iterations by some column.
+
+    Examples
+    --------
+    Two reference states of a two-state chain at once: the same gain, different pins.
+
+    >>> m = FiniteMDP([[[0.5, 0.5], [0.5, 0.5]]], [[1.0], [0.0]])
+    >>> batch = relative_value_iteration_many(m, [0, 1], stopping="span", tol=1e-12)
+    >>> batch.gain.tolist(), batch.bias.tolist()
+    ([0.5, 0.5], [[0.0, 1.0], [-1.0, 0.0]])
+    """
+    return _relative_value_iteration(mdp, reference_states, tau, tol, stopping, max_iter, h0,
+                                     damping, single=False)
 
 
 def relative_value_iteration(
     mdp: FiniteMDP,
     *,
     tau: float = 1.0,
-    reference_state=0,
+    reference_state: int = 0,
     tol: float = 1e-5,
-    stopping: str | Callable | tuple = "relative",
+    stopping: str | Callable = "relative",
     max_iter: int = 1_000_000,
     h0=None,
-    damping: str = "update",
-):
+    damping: Literal["update", "expectation"] = "update",
+) -> AverageSolution:
     """Relative value iteration with damping, as in Proposition 4 of [TLNC99]_.
 
     Iterates, from ``h_0`` with ``h_0(x_hat) = 0``,
@@ -1156,7 +1427,8 @@ def relative_value_iteration(
 
     relative value iteration on the model with rewards ``r`` and transitions
     ``(1 - tau) I + tau P``, whose gain is the original gain and whose bias is the original
-    bias divided by ``tau``.
+    bias divided by ``tau``. The run is :func:`relative_value_iteration_many` with one
+    reference state.
 
     Parameters
     ----------
@@ -1164,26 +1436,22 @@ def relative_value_iteration(
         Weakly communicating (e.g. communicating) for the limit to exist.
     tau : float
         Damping in (0, 1]; the paper uses 0.99999.
-    reference_state : int or array_like of int
-        The state ``x_hat`` whose relative value is pinned to zero. An array runs one
-        iteration per reference state, all at once (one sparse product per step for all of
-        them), each stopping on its own, and returns a :class:`RelativeValueBatch`; each column
-        follows the iterates of the run from that state alone.
+    reference_state : int
+        The state ``x_hat`` whose relative value is pinned to zero (several at once:
+        :func:`relative_value_iteration_many`).
     tol : float
-        Threshold of the stopping statistic.
-    stopping : {"relative", "span", "norm"}, callable, or tuple of them
+        Threshold of the stopping statistic (> 0).
+    stopping : {"relative", "span", "norm"} or callable
         ``"relative"`` is the paper's rule, ``max_x |(h_{k+1}(x) - h_k(x)) / h_k(x)| < tol``,
         taken over ``x != x_hat`` (where ``h_k = 0`` always); a ratio with ``h_k(x) = 0`` counts
         as infinite unless ``h_{k+1}(x) = 0`` too. ``"span"`` is the classical rule
         ``sp(T h_k - h_k) < tol``, which bounds the error of the gain by ``tol``
         ([P94]_, Thm. 8.5.5). ``"norm"`` is ``||h_{k+1} - h_k||_inf / ||h_k||_inf < tol``. A
         callable ``rule(h_new, h, Th, reference_states) -> statistic`` receives arrays of shape
-        ``(n, m)`` (``m = 1`` for one reference state) and ``(m,)`` and returns one statistic
-        per column (see :data:`STOPPING_RULES`). A tuple of rules watches the same iterates
-        with each rule in one pass: a run goes on until every rule has held, and each rule's
-        result is the iterate at which it first held, exactly as a run with that rule alone.
+        ``(n_states, 1)`` and ``(1,)`` and returns one statistic (see :data:`STOPPING_RULES`
+        and :func:`relative_value_iteration_many`).
     max_iter : int
-    h0 : array_like, shape (n,) or (n, m), optional
+    h0 : array_like, shape (n_states,), optional
         Initial relative values (zero by default); ``h0[x_hat]`` is set to zero.
     damping : {"update", "expectation"}
         Where ``tau`` acts: on the whole update (the iteration printed in [TLNC99]_) or on the
@@ -1192,7 +1460,7 @@ def relative_value_iteration(
 
     Returns
     -------
-    AverageSolution or RelativeValueBatch, or dict of them
+    AverageSolution
         ``gain`` is ``T h(x_hat)`` at the last iterate (``T_tau h(x_hat)`` with
         ``damping="expectation"``): at a fixed point, the optimal gain in both forms. ``bias``
         is the last iterate ``h``; with ``damping="expectation"`` the original model's bias
@@ -1201,13 +1469,12 @@ def relative_value_iteration(
         gain. With ``damping="expectation"``, ``tau T h(x_hat) = T_tau h(x_hat) - (1 - tau)
         r(x_hat)`` when the reward at ``x_hat`` does not depend on the action, so the printed
         formula is exact when that reward is zero. With ``tau = 0.99999`` the forms differ in
-        the fifth significant digit at most.) With a tuple ``stopping``, a dict from each of
-        its entries to the result of that rule.
+        the fifth significant digit at most.)
 
     Warns
     -----
     RuntimeWarning
-        If the stopping rule is not met within ``max_iter`` iterations (by some column).
+        If the stopping rule is not met within ``max_iter`` iterations.
 
     Notes
     -----
@@ -1216,111 +1483,121 @@ def relative_value_iteration(
 
     Examples
     --------
-    Two reference states of a two-state chain at once: the same gain, different pins.
-
-    >>> m = FiniteMDP([[[0.5, 0.5], [0.5, 0.5]]], [[1.0, 0.0]])
-    >>> batch = relative_value_iteration(m, reference_state=[0, 1], stopping="span", tol=1e-12)
-    >>> batch.gain.tolist(), batch.bias.tolist()
-    ([0.5, 0.5], [[0.0, 1.0], [-1.0, 0.0]])
-
-    Two readings of a stopping rule on the same iterates, in one pass:
-
-    >>> both = relative_value_iteration(m, reference_state=0, stopping=("relative", "span"))
-    >>> sorted(both), both["span"].gain
-    (['relative', 'span'], 0.5)
+    >>> m = FiniteMDP([[[0.5, 0.5], [0.5, 0.5]]], [[1.0], [0.0]])
+    >>> sol = relative_value_iteration(m, stopping="span", tol=1e-12)
+    >>> sol.gain, sol.bias.tolist()
+    (0.5, [0.0, -1.0])
     """
-    _check_mdp(mdp)
-    if not 0.0 < tau <= 1.0:
-        raise ValueError(f"tau must lie in (0, 1], got {tau}")
+    batch = _relative_value_iteration(mdp, reference_state, tau, tol, stopping, max_iter, h0,
+                                      damping, single=True)
+    gain = float(batch.gain[0])
+    return AverageSolution(
+        gain=gain,
+        gain_by_state=np.full(mdp.n_states, gain),
+        bias=batch.bias[:, 0],
+        policy=batch.policy[:, 0],
+        iterations=int(batch.iterations[0]),
+        residual=float(batch.residual[0]),
+        converged=bool(batch.converged[0]),
+        gain_bounds=(float(batch.gain_bounds[0, 0]), float(batch.gain_bounds[0, 1])),
+    )
+
+
+def _relative_value_iteration(mdp, reference_states, tau, tol, stopping, max_iter, h0,
+                              damping, *, single: bool) -> RelativeValueBatch:
+    """Both entry points: the checks, :func:`_rvi_loop` on every column, and the batch of its
+    last iterates (``single``: one reference state, given as an integer)."""
+    mdp = _as_mdp(mdp)
     n = mdp.n_states
-    single = np.ndim(reference_state) == 0
     if single:
-        refs = np.array([_check_state("reference_state", reference_state, n)])
+        if np.ndim(reference_states) != 0:
+            raise TypeError("reference_state must be one state (an integer), got "
+                            f"{type(reference_states).__name__}: for several reference states "
+                            "at once use relative_value_iteration_many")
+        refs = np.array([check_integer("reference_state", reference_states, 0, n - 1)],
+                        dtype=np.int64)
     else:
-        refs = np.array([_check_state("reference_state", x, n) for x in
-                         np.asarray(reference_state).ravel().tolist()], dtype=np.int64)
-        if refs.size == 0:
-            raise ValueError("reference_state must hold at least one state, got none")
-    several = isinstance(stopping, (tuple, list))
-    named = tuple(stopping) if several else (stopping,)
-    if not named or len(set(named)) != len(named):
-        raise ValueError(f"stopping must name at least one rule, each once, got {stopping!r}")
-    rules = []
-    for entry in named:
-        if callable(entry):
-            rules.append(entry)
-        elif isinstance(entry, str) and entry in STOPPING_RULES:
-            rules.append(STOPPING_RULES[entry])
-        else:
-            raise ValueError(f"stopping must be 'relative', 'span', 'norm', a callable or a "
-                             f"tuple of them, got {entry!r}")
-    if damping not in ("update", "expectation"):
-        raise ValueError(f"damping must be 'update' or 'expectation', got {damping!r}")
-    tol = _check_positive("tol", tol)
-    max_iter = _check_count("max_iter", max_iter)
+        raw = as_numeric("reference_states", reference_states)
+        if raw.size == 0:
+            raise ValueError("reference_states must hold at least one state, got none")
+        if raw.dtype.kind not in "iu" or raw.ndim != 1:
+            raise (TypeError if raw.dtype.kind not in "iu" else ValueError)(
+                f"reference_states must be a 1-d array of states (integers in 0..{n - 1}), got "
+                f"dtype {raw.dtype} and shape {raw.shape}")
+        refs = np.array([check_integer("reference_states", int(x), 0, n - 1)
+                         for x in raw.tolist()], dtype=np.int64)
+    if callable(stopping):
+        rule = stopping
+    elif isinstance(stopping, (tuple, list)):
+        raise TypeError(f"stopping must be one rule, got {stopping!r}: to watch several rules "
+                        "on the same iterates pass a callable rule that holds each column until "
+                        "every rule has held (see relative_value_iteration_many)")
+    else:
+        rule = STOPPING_RULES[check_choice("stopping", stopping, tuple(STOPPING_RULES))]
+    tau = check_real("tau", tau, 0.0, 1.0, low_open=True)
+    damping = check_choice("damping", damping, ("update", "expectation"))
+    tol = _positive("tol", tol)
+    max_iter = check_integer("max_iter", max_iter, minimum=1)
     scale = tau if damping == "expectation" else None
     m = refs.size
     if h0 is None:
         H = np.zeros((n, m))
     else:
-        start = np.array(h0, dtype=float)
+        start = np.array(as_numeric("h0", h0), dtype=float)
         if start.shape == (n,):
             start = start[:, None]
-        if start.shape not in ((n, 1), (n, m)) or not np.all(np.isfinite(start)):
-            raise ValueError(f"h0 must be a finite array of shape ({n},) or ({n}, {m}), got "
-                             f"shape {np.shape(h0)}")
+        if start.shape not in ((n, 1), (n, m)):
+            raise ValueError(f"h0 must have shape ({n},) or ({n}, {m}), got shape "
+                             f"{np.shape(h0)}")
+        if not np.all(np.isfinite(start)):
+            raise ValueError("h0 must be finite")
         H = np.repeat(start, m, axis=1) if start.shape[1] != m else start.copy()
     H[refs, np.arange(m)] = 0.0
-    results = _rvi_loop(mdp, H, refs, tau, tol, rules, max_iter, scale)
-    out = {entry: _rvi_result(mdp, refs, single, scale, tol, *result)
-           for entry, result in zip(named, results)}
-    statistic = np.concatenate([r[2] for r in results])
-    if not (statistic < tol).all():
+    H, iterations, statistic = _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter, scale)
+    converged = statistic < tol
+    if not converged.all():
         warnings.warn(f"relative_value_iteration did not meet its stopping rule in {max_iter} "
                       f"iterations (statistic {float(statistic.max()):.3g})", RuntimeWarning,
-                      stacklevel=2)
-    return out if several else out[stopping]
+                      stacklevel=3)
+    return _rvi_batch(mdp, refs, scale, H, iterations, statistic, converged)
 
 
-def _rvi_result(mdp, refs, single, scale, tol, H, iterations, statistic):
-    """The :class:`AverageSolution` (``single``) or :class:`RelativeValueBatch` of the last
-    iterates ``H`` of :func:`relative_value_iteration`."""
-    n, m = mdp.n_states, refs.size
-    converged = statistic < tol
-    # the original model's bias: h itself, or tau h for damping="expectation"
-    original = 1.0 if scale is None else scale
-    if single:
-        h = H[:, 0]
-        q = mdp.q_values(h) if scale is None else mdp.q_values(h, scale)
-        return AverageSolution(
-            gain=float(q.max(axis=0)[refs[0]]),
-            gain_by_state=np.full(n, float(q.max(axis=0)[refs[0]])),
-            bias=h,
-            policy=np.argmax(q, axis=0),
-            iterations=int(iterations[0]),
-            residual=float(statistic[0]),
-            converged=bool(converged[0]),
-            gain_bounds=_gain_bounds(mdp, h if scale is None else original * h),
-            method="relative value iteration",
-        )
-    q = _q_batch(mdp, H, scale)
-    Th = q.max(axis=0)
-    diff = Th - original * H
+def _rvi_batch(mdp, refs, scale, H, iterations, statistic, converged) -> RelativeValueBatch:
+    """The :class:`RelativeValueBatch` of the last iterates ``H`` (one column per run), each
+    column with the arithmetic of one vector (:meth:`FiniteMDP._q`, through
+    :func:`_products`): the gain ``T h(x_hat)`` and the greedy policy from ``q = r + scale (P
+    h)``, the gain bounds from ``T h' - h'`` for the original model's bias ``h'`` (``tau h``
+    for ``damping="expectation"``)."""
+    n, m = H.shape
+    A = mdp.n_actions
+    G = np.ascontiguousarray(H.T)
+    product = _products(mdp, G)
+    q = (product if scale is None else scale * product).reshape(m, A, n) + mdp._masked_rewards
+    best = q.max(axis=1)
+    gain = best[np.arange(m), refs]
+    policy = np.ascontiguousarray(np.argmax(q, axis=1).T)
+    if scale is None:
+        d = best - G
+    else:
+        Gs = scale * G
+        d = (_products(mdp, Gs).reshape(m, A, n) + mdp._masked_rewards).max(axis=1) - Gs
+    bounds = np.stack([d.min(axis=1), d.max(axis=1)], axis=1)
     return RelativeValueBatch(
-        reference_states=refs, gain=Th[refs, np.arange(m)], bias=H, policy=q.argmax(axis=0),
-        iterations=iterations, residual=statistic, converged=converged,
-        gain_bounds=np.stack([diff.min(axis=0), diff.max(axis=0)], axis=1))
+        reference_states=refs, gain=gain, bias=H, policy=policy, iterations=iterations,
+        residual=statistic, converged=converged, gain_bounds=bounds)
 
 
-def _q_batch(mdp: FiniteMDP, H: np.ndarray, scale: float | None = None) -> np.ndarray:
-    """``q[a, x, j] = r[a, x] + scale (P[a] H[:, j])[x]`` (``-inf`` where not allowed; no
-    ``scale``: 1). One column is a sparse matrix-vector product, the same arithmetic as
-    :meth:`FiniteMDP.q_values`."""
-    A, n, m = mdp.n_actions, mdp.n_states, H.shape[1]
-    product = mdp._stacked @ H[:, 0] if m == 1 else mdp._stacked @ H
-    if scale is not None:
-        product = scale * product
-    return mdp._masked_rewards[:, :, None] + product.reshape(A, n, m)
+def _products(mdp: FiniteMDP, G: np.ndarray) -> np.ndarray:
+    """``P h`` for each row ``h`` of ``G`` (shape ``(m, n)``), as rows ``(m, A n)``: one sparse
+    matrix-vector product per row below :data:`_ROWS_BY_VECTOR` rows, one matrix-matrix product
+    above (the same sums, see :data:`_ROWS_BY_VECTOR`)."""
+    m = G.shape[0]
+    if m < _ROWS_BY_VECTOR:
+        out = np.empty((m, mdp._stacked.shape[0]))
+        for j in range(m):
+            out[j] = mdp._stacked @ G[j]
+        return out
+    return np.ascontiguousarray((mdp._stacked @ G.T).T)
 
 
 #: Below this many columns :func:`_rvi_loop` makes one sparse matrix-vector product per column,
@@ -1329,29 +1606,25 @@ def _q_batch(mdp: FiniteMDP, H: np.ndarray, scale: float | None = None) -> np.nd
 _ROWS_BY_VECTOR = 8
 
 
-def _rvi_loop(mdp, H, refs, tau, tol, rules, max_iter, scale=None):
-    """The iteration of :func:`relative_value_iteration` on the columns of ``H``, watched by
-    each of ``rules``. ``scale`` (``tau``, or ``None``) selects ``damping="expectation"``.
+def _rvi_loop(mdp, H, refs, tau, tol, rule, max_iter, scale=None):
+    """The iteration of :func:`relative_value_iteration_many` on the columns of ``H``, stopped
+    by ``rule``. ``scale`` (``tau``, or ``None``) selects ``damping="expectation"``.
 
-    Returns, per rule, ``(H_rule, iterations, statistic)``: the iterates at which the
-    rule first held (the last iterates where it never did), the iteration of that stop
-    (``max_iter`` if none) and the statistic then. A column freezes once every rule has held.
+    Returns ``(H, iterations, statistic)``: the last iterates (each column's at its stop), the
+    iteration of each column's stop (``max_iter`` if none) and its last statistic.
 
     The iterates are kept as rows, ``G = H.T`` (one contiguous row per reference state), so
     that every step is a contiguous loop over ``n`` states instead of a loop of length ``m``:
-    the arithmetic of each column is that of :func:`_q_batch`'s layout, bit for bit (one
-    sparse product per column, the same element-wise operations in the same order, and
-    maxima and minima, which are exact), and the rules see the same values as ``(n, m)``
-    views ``G.T``.
+    the arithmetic of each column is that of one vector, bit for bit (one sparse product per
+    column, the same element-wise operations in the same order, and maxima and minima, which
+    are exact), and the rule sees the same values as ``(n, m)`` views ``G.T``.
     """
-    m, n_rules = refs.size, len(rules)
+    m = refs.size
     A, n = mdp.n_actions, mdp.n_states
     stacked, rewards = mdp._stacked, mdp._masked_rewards
     keep = 1 - tau
-    iterations = np.full((n_rules, m), max_iter, dtype=np.int64)
-    statistic = np.full((n_rules, m), np.inf)
-    stopped = np.zeros((n_rules, m), dtype=bool)
-    frozen = [None] * n_rules
+    iterations = np.full(m, max_iter, dtype=np.int64)
+    statistic = np.full(m, np.inf)
     G = np.ascontiguousarray(H.T)
     active = np.arange(m)
     rows = active
@@ -1359,7 +1632,7 @@ def _rvi_loop(mdp, H, refs, tau, tol, rules, max_iter, scale=None):
         a = active.size
         Gs = G if a == m else G[active]
         ref = refs[active]
-        if a < _ROWS_BY_VECTOR:   # _q_batch's sparse product, one column at a time
+        if a < _ROWS_BY_VECTOR:   # one sparse product per column
             q = np.empty((a, A * n))
             for j in range(a):
                 q[j] = stacked @ Gs[j]
@@ -1368,7 +1641,7 @@ def _rvi_loop(mdp, H, refs, tau, tol, rules, max_iter, scale=None):
         if scale is not None:
             q *= scale
         q = q.reshape(a, A, n)
-        q += rewards   # r + P h, as in _q_batch (a sum of two doubles does not depend on order)
+        q += rewards   # r + P h, as in FiniteMDP._q (a sum of two doubles does not depend on order)
         best = q.max(axis=1)
         if scale is None:
             Th = best
@@ -1376,40 +1649,20 @@ def _rvi_loop(mdp, H, refs, tau, tol, rules, max_iter, scale=None):
         else:
             Gn = keep * Gs + (best - best[rows, ref][:, None])
             Th = keep * Gs + best   # the transformed model's Bellman operator
-        stats = [np.asarray(rule(Gn.T, Gs.T, Th.T, ref), dtype=float).reshape(a)
-                 for rule in rules]
+        stat = np.asarray(rule(Gn.T, Gs.T, Th.T, ref), dtype=float).reshape(a)
         if a == m:
             G = Gn
         else:
             G[active] = Gn
-        for i, stat in enumerate(stats):
-            watching = ~stopped[i, active]
-            statistic[i, active[watching]] = stat[watching]
-            done = watching & (stat < tol)
-            if done.any():
-                iterations[i, active[done]] = k
-                stopped[i, active[done]] = True
-                if n_rules > 1:
-                    if frozen[i] is None:
-                        frozen[i] = np.zeros_like(G)
-                    frozen[i][active[done]] = Gn[done]
-        still = ~stopped[:, active].all(axis=0)
-        if not still.all():
-            active = active[still]
+        statistic[active] = stat
+        done = stat < tol
+        if done.any():
+            iterations[active[done]] = k
+            active = active[~done]
             rows = np.arange(active.size)
-        if active.size == 0:
-            break
-    if n_rules == 1:
-        frozen[0] = G
-    for i in range(n_rules):
-        if n_rules > 1 and not stopped[i].all():   # a rule that never held: the last iterates
-            if frozen[i] is None:
-                frozen[i] = np.zeros_like(G)
-            frozen[i][~stopped[i]] = G[~stopped[i]]
-    return [(np.ascontiguousarray(frozen[i].T), iterations[i], statistic[i])
-            for i in range(n_rules)]
-
-
+            if active.size == 0:
+                break
+    return np.ascontiguousarray(G.T), iterations, statistic
 def _unichain_evaluation(P: sparse.csr_array, r: np.ndarray, reference: int, x0: np.ndarray,
                          rtol: float):
     """Gain and bias of a unichain policy by a Krylov solver; ``None`` if the chain has several
@@ -1436,13 +1689,29 @@ def _unichain_evaluation(P: sparse.csr_array, r: np.ndarray, reference: int, x0:
     return PolicyEvaluation(np.full(r.size, g), x - g, classes), iterations, x
 
 
+def _dense_unichain_evaluation(P: np.ndarray, r: np.ndarray, reference: int, x0: np.ndarray,
+                               rtol: float):
+    """:func:`_unichain_evaluation` on a dense chain known to be irreducible (positive rows):
+    BiCGSTAB on ``B = I - P + 1 e_{x_hat}^T``, a LAPACK solve of ``B x = r`` if it stalls."""
+    n = r.size
+    x, iterations, ok = _bicgstab(lambda y: y - P @ y + y[reference], r, x0, rtol,
+                                  maxiter=_dense_krylov_budget(n))
+    if not ok:
+        B = np.eye(n) - P
+        B[:, reference] += 1.0
+        x = np.linalg.solve(B, r)
+    g = float(x[reference])
+    return PolicyEvaluation(np.full(n, g), x - g, [np.arange(n)]), iterations, x
+
+
 def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
                               reference_state: int, method: str = "direct",
                               rtol: float = 1e-12, inner: int = 0,
-                              x: np.ndarray | None = None) -> AverageSolution:
+                              x: np.ndarray | None = None) -> PolicyIterationSolution:
     """Multichain policy iteration ([P94]_, Algorithm 9.2.1), maximising. ``x``: a first guess
     for an iterative evaluation (see :func:`_unichain_evaluation`)."""
     cols = np.arange(mdp.n_states)
+    dense = method == "dense"
     # A direct evaluation is exact, and after a warm start the policy is mostly optimal: no
     # loose first pass in either case.
     tight = method == "direct" or inner > 0
@@ -1450,9 +1719,14 @@ def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
     for k in range(1, max_iter + 1):
         if method == "direct":
             ev = evaluate_policy(mdp, policy)
+        elif dense:
+            ev, its, x = _dense_unichain_evaluation(mdp._dense[policy, cols], mdp._r[policy, cols],
+                                                    reference_state, x,
+                                                    rtol if tight else _EARLY_RTOL)
+            inner += its
         else:
             P = _policy_matrix(mdp, policy)
-            r = mdp.rewards[policy, cols]
+            r = mdp._r[policy, cols]
             out = _unichain_evaluation(P, r, reference_state, x, rtol if tight else _EARLY_RTOL)
             if out is None:
                 ev = _evaluate_chain(P, r)
@@ -1462,11 +1736,11 @@ def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
         scale = 1.0 + float(np.max(np.abs(ev.bias))) + float(np.max(np.abs(ev.gain)))
         tol = 1e-11 * scale
         # First improve the gain: maximise sum_y p_xy(a) g(y), keeping the incumbent on ties.
-        qg = mdp.q_values(ev.gain) - mdp.rewards  # P g, -inf where not allowed
+        qg = _qa(mdp, ev.gain, 1.0, dense) - mdp._r  # P g, -inf where not allowed
         new = _greedy(qg, policy, tol)
         if np.array_equal(new, policy):
             # Then improve the bias among the gain-maximising actions.
-            qh = mdp.q_values(ev.bias)
+            qh = _qa(mdp, ev.bias, 1.0, dense)
             qh = np.where(qg >= qg[policy, cols] - tol, qh, -np.inf)
             new = _greedy(qh, policy, tol)
             if np.array_equal(new, policy):
@@ -1483,63 +1757,72 @@ def _policy_iteration_average(mdp: FiniteMDP, policy: np.ndarray, max_iter: int,
 
 
 def _average_solution(mdp, ev: PolicyEvaluation, policy, iterations, converged,
-                      reference_state, method="direct", inner=0) -> AverageSolution:
+                      reference_state, method="direct", inner=0) -> PolicyIterationSolution:
     g = ev.gain
     constant = bool(np.ptp(g) <= 1e-9 * (1.0 + np.max(np.abs(g))))
     h = ev.bias - ev.bias[reference_state] if constant else ev.bias
     gain = float(g[reference_state]) if constant else float("nan")
-    if constant:
-        residual_vec = mdp.q_values(h).max(axis=0) - h - gain
-        residual = float(np.ptp(residual_vec))
-    else:
-        residual = float("nan")
-    return AverageSolution(
+    Th = _qa(mdp, h, 1.0, method == "dense").max(axis=0)
+    residual = float(np.ptp(Th - h - gain)) if constant else float("nan")
+    d = Th - h
+    return PolicyIterationSolution(
+        discount=None,
+        policy=policy,
+        value=None,
         gain=gain,
         gain_by_state=g,
         bias=h,
-        policy=policy,
         iterations=iterations,
         residual=residual,
         converged=converged,
-        gain_bounds=_gain_bounds(mdp, h),
         method=method,
         inner_iterations=inner,
+        gain_bounds=(float(d.min()), float(d.max())),
     )
 
 
-def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
+def policy_iteration(mdp: FiniteMDP, *, discount: float | None = None, policy0=None,
                      max_iter: int = 1_000, reference_state: int = 0,
-                     evaluation: Literal["auto", "direct", "iterative"] = "auto",
-                     tol: float = 1e-12, warm_start: int | None = None):
+                     evaluation: Literal["auto", "dense", "direct", "iterative"] = "auto",
+                     tol: float = 1e-12, warm_start: int | None = None
+                     ) -> PolicyIterationSolution:
     """Policy iteration, discounted or average reward.
 
     Parameters
     ----------
     mdp : FiniteMDP
-    discount : float
-        In (0, 1) for the discounted criterion ([P94]_, Algorithm 6.4.1); ``1.0`` for the
-        average reward, solved by multichain policy iteration ([P94]_, Algorithm 9.2.1): each
-        policy is evaluated exactly on each of its recurrent classes, the gain is improved
-        first and the bias second, the incumbent action is kept on ties. It is exact for any
-        finite MDP, multichain policies included.
-    policy0 : array of int, shape (n,), optional
-        Initial policy; by default the first allowed action in each state.
+    discount : float or None
+        In (0, 1) for the discounted criterion ([P94]_, Algorithm 6.4.1); ``None`` (default)
+        for the average reward, solved by multichain policy iteration ([P94]_, Algorithm
+        9.2.1): each policy is evaluated exactly on each of its recurrent classes, the gain is
+        improved first and the bias second, the incumbent action is kept on ties. It is exact
+        for any finite MDP, multichain policies included. ``1.0`` is refused (pass ``None``).
+    policy0 : array_like of int, shape (n_states,), optional
+        Initial policy; by default the first allowed action in each state (a warm start
+        replaces it but on ties).
     max_iter : int
     reference_state : int
         Average reward: the state where the returned bias is zero.
-    evaluation : {"auto", "direct", "iterative"}
-        How each policy is evaluated. ``"direct"``: sparse LU factorisation (SuperLU), exact
-        to rounding. ``"iterative"``: a Krylov solver (BiCGSTAB, restarted GMRES if it stalls,
-        LU if both fail) on ``I - discount P_pi``, which is strictly diagonally dominant, or,
-        for the average reward, on the unichain bias equations made non-singular by a rank-one
-        term (a multichain policy is factorised instead); it is warm-started from the previous
-        policy's value, solved to a relative residual of ``1e-6`` until the policy stops
-        changing, then once more to ``tol``, and the policy must survive that evaluation's
-        improvement step too (after a warm start every evaluation is solved to ``tol``).
-        ``"auto"`` factorises when the LU factors stay sparse (at most
-        1000 states, deterministic transitions, or a pattern that reverse Cuthill-McKee makes
-        banded: queues, birth-death chains) and iterates otherwise (random, expander-like
-        patterns, where LU fills in).
+    evaluation : {"auto", "dense", "direct", "iterative"}
+        How each policy is evaluated. ``"dense"``: on the dense matrices ``P[a, s, s']``,
+        BiCGSTAB with BLAS products (a handful of iterations on a fast-mixing chain, each
+        ``O(n^2)``), a LAPACK solve if it has not converged within ``max(10, n / 20)``
+        iterations, loose then tight as ``"iterative"`` below; for the average reward every
+        policy must be unichain, which strictly positive rows guarantee (else ``ValueError``).
+        For LAPACK solves of every policy use :func:`dense_policy_iteration`. ``"direct"``:
+        sparse LU factorisation (SuperLU), exact to rounding. ``"iterative"``: a Krylov solver
+        (BiCGSTAB, restarted GMRES if it stalls, LU if both fail) on ``I - discount P_pi``,
+        which is strictly diagonally dominant, or, for the average reward, on the unichain
+        bias equations made non-singular by a rank-one term (a multichain policy is factorised
+        instead); it is warm-started from the previous policy's value, solved to a relative
+        residual of ``1e-6`` until the policy stops changing, then once more to ``tol``, and
+        the policy must survive that evaluation's improvement step too (after a warm start
+        every evaluation is solved to ``tol``). ``"auto"`` takes the dense path when the
+        allowed rows hold at least 5 % non-zeros and the matrices at most ``2**25`` entries
+        (for the average reward: when every allowed row is positive); else it factorises when
+        the LU factors stay sparse (at most 1000 states, deterministic transitions, or a
+        pattern that reverse Cuthill-McKee makes banded: queues, birth-death chains) and
+        iterates otherwise (random, expander-like patterns, where LU fills in).
     tol : float
         Relative residual of the final iterative evaluation, ``||b - A x||_inf <= tol
         (||b||_inf + ||x||_inf)``.
@@ -1551,47 +1834,57 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
         hundred sweeps replace most of the evaluations, on chains that mix fast a few sweeps
         already pick most of the optimal actions. The result is an optimal policy either way
         (the same one unless several are optimal). Default: ``20`` when the evaluation is
-        iterative, ``0`` when it is direct.
+        iterative, ``100`` for the average reward with sparse LU evaluations (new in 1.0: on
+        the 45 robots MDPs of [TLNC99]_'s Tables 1-2, a tenth of the evaluations),
+        ``1`` on the dense path (the start of QuantEcon's ``DiscreteDP``: the greedy policy
+        of one step of value iteration from zero), ``0`` for the discounted reward with sparse
+        LU evaluations.
 
     Returns
     -------
-    DiscountedSolution or AverageSolution
-        ``method`` says how the policies were evaluated, ``inner_iterations`` the Krylov
-        iterations and warm-start sweeps, ``residual`` the Bellman residual of the result.
+    PolicyIterationSolution
+        ``value`` (discounted) or ``gain``, ``gain_by_state``, ``bias`` and ``gain_bounds``
+        (average reward); ``method`` says how the policies were evaluated,
+        ``inner_iterations`` the Krylov iterations and warm-start sweeps, ``residual`` the
+        Bellman residual of the result.
 
     Examples
     --------
     Two states: staying in state 1 pays 1 a step, reaching it from 0 costs a step.
 
-    >>> m = FiniteMDP([np.eye(2), [[0.0, 1.0], [0.0, 1.0]]], [[0.0, 1.0], [0.0, 0.0]])
+    >>> m = FiniteMDP([np.eye(2), [[0.0, 1.0], [0.0, 1.0]]], [[0.0, 0.0], [1.0, 0.0]])
     >>> sol = policy_iteration(m)
     >>> sol.gain, sol.policy.tolist(), sol.method
     (1.0, [1, 0], 'direct')
     >>> policy_iteration(m, discount=0.5, evaluation="iterative").value.round(12).tolist()
     [1.0, 2.0]
     """
-    _check_mdp(mdp)
-    max_iter = _check_count("max_iter", max_iter)
-    method = _resolve_evaluation(mdp, evaluation)
-    tol = _check_positive("tol", tol)
+    mdp = _as_mdp(mdp)
+    discount = check_discount(discount)
+    max_iter = check_integer("max_iter", max_iter, minimum=1)
+    reference_state = check_integer("reference_state", reference_state, 0, mdp.n_states - 1)
+    method = _resolve_evaluation(mdp, evaluation, discount is None)
+    if method == "dense" and discount is None and not mdp._all_positive:
+        raise ValueError("evaluation='dense' for the average reward needs every policy unichain,"
+                         " which this MDP does not guarantee (some allowed row has a zero): use "
+                         "evaluation='direct' (multichain policy iteration)")
+    tol = _positive("tol", tol)
     if warm_start is None:
-        warm_start = _WARM_START_ITERATIVE if method == "iterative" else 0
-    warm_start = _check_count("warm_start", warm_start, minimum=0)
+        warm_start = (_WARM_START_ITERATIVE if method == "iterative" else
+                      _WARM_START_AVERAGE_DIRECT if method == "direct" and discount is None
+                      else 1 if method == "dense" else 0)
+    warm_start = check_integer("warm_start", warm_start, minimum=0)
     if policy0 is None:
-        policy = np.argmax(mdp.allowed, axis=0)
+        policy = np.argmax(mdp._ok, axis=0)
     else:
-        policy = _check_policy(mdp, policy0).copy()
-    if discount == 1.0:
-        reference_state = _check_state("reference_state", reference_state, mdp.n_states)
-        sweeps, guess = 0, np.zeros(mdp.n_states)
-        if warm_start:
-            policy, sweeps, guess = _warm_start(mdp, 1.0, warm_start, policy)
-        return _policy_iteration_average(mdp, policy, max_iter, reference_state, method, tol,
-                                         sweeps, guess)
-    discount = _check_discount(discount)
+        policy = action_vector("policy0", policy0, mdp.allowed)
+    beta = 1.0 if discount is None else discount
     sweeps, guess = 0, np.zeros(mdp.n_states)
     if warm_start:
-        policy, sweeps, guess = _warm_start(mdp, discount, warm_start, policy)
+        policy, sweeps, guess = _warm_start(mdp, beta, warm_start, policy, method == "dense")
+    if discount is None:
+        return _policy_iteration_average(mdp, policy, max_iter, reference_state, method, tol,
+                                         sweeps, guess)
     return _policy_iteration_discounted(mdp, discount, policy, max_iter, method, tol, sweeps,
                                         guess)
 
@@ -1601,24 +1894,29 @@ def policy_iteration(mdp: FiniteMDP, *, discount: float = 1.0, policy0=None,
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class DenseSolution:
-    """Result of :func:`dense_policy_iteration`.
+@dataclass(frozen=True, eq=False, repr=False)
+class DenseSolution(ShortRepr):
+    """Result of :func:`dense_policy_iteration` (one per problem of
+    :func:`dense_policy_iteration_many`).
 
     Attributes
     ----------
-    value : ndarray, shape (n,)
+    discount : float or None
+        The criterion: a discount in (0, 1), or ``None`` for the average reward.
+    value : ndarray, shape (n_states,)
         The optimal policy's value (discounted), or its bias with ``value[0] = 0`` (average).
     gain : float or None
         The gain (average reward); ``None`` for the discounted criterion.
-    q : ndarray, shape (A, n)
-        ``q[a, x] = r[a, x] + (discount P[a]) @ value`` at the returned policy.
-    policy : ndarray of int, shape (n,)
+    q : ndarray, shape (n_states, n_actions)
+        ``q[s, a] = r[s, a] + discount (P[a] @ value)[s]`` at the returned policy (no
+        discount for the average reward).
+    policy : ndarray of int, shape (n_states,)
         An optimal action in every state.
     iterations : int
         Policy evaluations done (the last one confirms the policy).
     """
 
+    discount: float | None
     value: np.ndarray
     gain: float | None
     q: np.ndarray
@@ -1626,26 +1924,111 @@ class DenseSolution:
     iterations: int
 
 
-def dense_policy_iteration(P, r, *, discount: float, policy=None, tol: float = 0.0,
-                           max_iter: int | None = None) -> DenseSolution:
+def _dense_policy_iteration(P, r, discount, policy, tol, max_iter):
+    """Howard's policy iteration on ``k`` problems that share their chains, in lock-step: the
+    one implementation of :func:`dense_policy_iteration`, :func:`dense_policy_iteration_many`
+    and the dense path of :func:`policy_iteration`.
+
+    ``P`` has shape ``(A, n, n)``; ``r`` ``(k, A, n)`` (``r[i, a, s]``, ``-inf`` where an action
+    is not allowed); ``policy`` ``(k, n)`` the starting policies; ``tol`` ``(k,)`` the gain a
+    state needs to switch action; ``discount`` a number in (0, 1) or ``None`` (average reward,
+    every policy unichain). Each step evaluates the policies of the problems not yet stable by
+    one stacked LAPACK solve (``gesv`` on each matrix in turn, as for one), forms ``q`` with one
+    matrix-vector product per problem and action, and improves every policy with array
+    operations.
+
+    Returns ``(value, gain, q, policy, iterations, improving)``: arrays over the problems
+    (``gain`` ``None`` when discounted, ``q`` of shape ``(k, A, n)``), and the problems whose
+    policy still improved after ``max_iter`` steps.
+    """
+    n_actions, n = P.shape[:2]
+    k = r.shape[0]
+    states = np.arange(n)
+    scaled = P if discount is None else discount * P    # the continuation (discount P[a]) @ v
+    eye = np.eye(n)
+    policy = np.array(policy, dtype=np.int64)
+    value = np.empty((k, n))
+    gain = np.empty(k) if discount is None else None
+    q = np.empty((k, n_actions, n))
+    iterations = np.zeros(k, dtype=np.int64)
+    todo = np.arange(k)
+    for iteration in range(1, max_iter + 1):
+        if todo.size == 0:
+            break
+        pol = policy[todo]
+        P_pi = P[pol, states]                                   # (m, n, n)
+        r_pi = r[todo[:, None], pol, states]                    # (m, n)
+        if discount is None:   # (I - P) h + g 1 = r with h[0] = 0: g takes the column of h[0]
+            M = eye - P_pi
+            M[:, :, 0] = 1.0
+            try:
+                v = np.linalg.solve(M, r_pi[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:
+                raise ValueError("a policy's chain has several recurrent classes (its bias "
+                                 "equations are singular): the dense solver needs every policy "
+                                 "unichain; use policy_iteration(..., evaluation='direct') for "
+                                 "multichain policy iteration") from None
+            gain[todo] = v[:, 0]
+            v[:, 0] = 0.0
+        else:
+            v = np.linalg.solve(eye - discount * P_pi, r_pi[:, :, None])[:, :, 0]
+        value[todo] = v
+        for i, vi in zip(todo.tolist(), v):
+            for a in range(n_actions):
+                q[i, a] = scaled[a] @ vi
+        q[todo] += r[todo]                                      # r[a] + (scaled[a] @ value)
+        qt = q[todo]
+        best = np.argmax(qt, axis=1)
+        rows = np.arange(todo.size)[:, None]
+        switch = qt[rows, best, states] - qt[rows, pol, states] > tol[todo, None]
+        moving = switch.any(axis=1)
+        iterations[todo[~moving]] = iteration
+        policy[todo[moving]] = np.where(switch[moving], best[moving], pol[moving])
+        todo = todo[moving]
+    return value, gain, q, policy, iterations, todo
+
+
+def _dense_arrays(P, r, *, many: bool):
+    """``P`` (validated, ``(A, n, n)``) and ``r`` as ``r[..., s, a]`` (validated, finite)."""
+    raw = as_numeric("P", P)
+    if raw.ndim != 3 or raw.shape[1] != raw.shape[2] or 0 in raw.shape:
+        raise ValueError(f"P must be P[a, s, s'], shape (n_actions, n_states, n_states), got "
+                         f"shape {raw.shape}")
+    n_actions, n = raw.shape[:2]
+    P = np.stack([stochastic_matrix(f"P[{a}]", raw[a], n) for a in range(n_actions)])
+    r = np.array(as_numeric("r", r), dtype=float)
+    want = (r.shape[0], n, n_actions) if many and r.ndim == 3 else (n, n_actions)
+    layout = ("r[i, s, a], shape (k, n_states, n_actions)" if many
+              else "r[s, a], shape (n_states, n_actions)")
+    if r.shape != want or (many and r.ndim != 3):
+        raise ValueError(f"r must be {layout} = {(('k',) if many else ()) + (n, n_actions)}, "
+                         f"got shape {r.shape}")
+    if not np.all(np.isfinite(r)):
+        raise ValueError("r must be finite")
+    return P, r
+
+
+def dense_policy_iteration(P, r, *, discount: float | None = None, policy=None,
+                           tol: float = 0.0, max_iter: int | None = None) -> DenseSolution:
     """Howard's policy iteration on a small MDP held in dense arrays (LAPACK solves).
 
-    For the arms of a restless bandit (a few hundred states at most), where one dense solve is
-    cheaper than a sparse factorisation. Each step evaluates the policy exactly,
-    ``(I - discount P_pi) v = r_pi`` (discounted), or ``(I - P_pi) h + g 1 = r_pi`` with
-    ``h[0] = 0`` (average reward, every policy unichain), then moves each state to its best
-    action if that gains more than ``tol``, so rounding cannot make it cycle ([P94]_, Sec. 6.4
-    and 8.6). Exact: it stops at an optimal policy after finitely many steps.
+    For small or dense MDPs (the arms of a restless bandit, a few hundred states at most),
+    where one dense solve is cheaper than a sparse factorisation. Each step evaluates the
+    policy exactly, ``(I - discount P_pi) v = r_pi`` (discounted), or ``(I - P_pi) h + g 1 =
+    r_pi`` with ``h[0] = 0`` (average reward, every policy unichain), then moves each state to
+    its best action if that gains more than ``tol``, so rounding cannot make it cycle ([P94]_,
+    Sec. 6.4 and 8.6). Exact: it stops at an optimal policy after finitely many steps. It is
+    :func:`dense_policy_iteration_many` with one problem.
 
     Parameters
     ----------
-    P : array_like, shape (A, n, n)
-        ``P[a]`` the transition matrix of action ``a``.
-    r : array_like, shape (A, n)
-        Rewards (maximised; pass negated costs to minimise).
-    discount : float
-        In (0, 1) for the discounted criterion; 1.0 for the average reward.
-    policy : array_like of int, shape (n,), optional
+    P : array_like, shape (n_actions, n_states, n_states)
+        ``P[a, s, s']``: the transition matrix of action ``a``.
+    r : array_like, shape (n_states, n_actions)
+        Rewards ``r[s, a]`` (maximised; pass negated costs to minimise).
+    discount : float or None
+        In (0, 1) for the discounted criterion; ``None`` (default) for the average reward.
+    policy : array_like of int, shape (n_states,), optional
         The starting policy (default: action 0 everywhere). A good start, such as the optimum
         of a nearby problem, saves steps.
     tol : float
@@ -1661,67 +2044,55 @@ def dense_policy_iteration(P, r, *, discount: float, policy=None, tol: float = 0
     ------
     RuntimeError
         If the policy is still improving after ``max_iter`` steps.
+    ValueError
+        For the average reward, if a policy's chain has several recurrent classes.
 
     Examples
     --------
     >>> P = [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]]
-    >>> sol = dense_policy_iteration(P, [[0.0, 1.0], [0.0, 0.0]], discount=0.5)
+    >>> sol = dense_policy_iteration(P, [[0.0, 0.0], [1.0, 0.0]], discount=0.5)
     >>> sol.policy.tolist(), sol.value.tolist()          # move to state 1 and stay there
     ([1, 0], [1.0, 2.0])
     """
-    P = np.asarray(P, dtype=float)
-    r = np.asarray(r, dtype=float)
-    if P.ndim != 3 or P.shape[1] != P.shape[2] or r.shape != P.shape[:2]:
-        raise ValueError(f"P must have shape (A, n, n) and r shape (A, n), got {P.shape} and "
-                         f"{r.shape}")
-    n_actions, n = r.shape
-    if not (isinstance(discount, (int, float, np.floating)) and 0 < discount <= 1):
-        raise ValueError(f"discount must lie in (0, 1], got {discount!r}")
-    if not (np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
-    policy = (np.zeros(n, dtype=int) if policy is None
-              else np.asarray(policy, dtype=int).copy())
-    if policy.shape != (n,) or np.any((policy < 0) | (policy >= n_actions)):
-        raise ValueError(f"policy must hold one action in 0..{n_actions - 1} per state, "
-                         f"got {policy!r}")
-    max_iter = 10 * n + 100 if max_iter is None else _check_count("max_iter", max_iter)
-    states = np.arange(n)
-    scaled = discount * P                    # the continuation (discount P[a]) @ value
-    for iteration in range(1, max_iter + 1):
-        P_pi, r_pi = P[policy, states], r[policy, states]
-        if discount < 1.0:
-            value = np.linalg.solve(np.eye(n) - discount * P_pi, r_pi)
-            gain = None
-        else:  # (I - P) h + g 1 = r with h[0] = 0: the gain takes the column of h[0]
-            A = np.eye(n) - P_pi
-            A[:, 0] = 1.0
-            value = np.linalg.solve(A, r_pi)
-            gain = float(value[0])
-            value[0] = 0.0
-        q = np.stack([r[a] + scaled[a] @ value for a in range(n_actions)])
-        best = np.argmax(q, axis=0)
-        switch = q[best, states] - q[policy, states] > tol
-        if not switch.any():
-            for arr in (value, q, policy):
-                arr.setflags(write=False)
-            return DenseSolution(value, gain, q, policy, iteration)
-        policy = np.where(switch, best, policy)
-    raise RuntimeError(f"dense_policy_iteration: the policy still improves after {max_iter} "
-                       "steps")
+    P, r = _dense_arrays(P, r, many=False)
+    n_actions, n = P.shape[:2]
+    discount = check_discount(discount)
+    tol = check_real("tol", tol, 0.0, np.inf, high_open=True)
+    if policy is None:
+        start = np.zeros(n, dtype=np.int64)
+    else:
+        start = action_vector("policy", policy, np.ones((n, n_actions), dtype=bool))
+    max_iter = 10 * n + 100 if max_iter is None else check_integer("max_iter", max_iter,
+                                                                    minimum=1)
+    value, gain, q, policy, iterations, improving = _dense_policy_iteration(
+        P, r.T[None], discount, start[None], np.array([tol]), max_iter)
+    if improving.size:
+        raise RuntimeError(f"dense_policy_iteration: the policy still improves after {max_iter} "
+                           "steps")
+    return _dense_solution(discount, value[0], None if gain is None else float(gain[0]), q[0],
+                           policy[0], int(iterations[0]))
 
 
-def dense_policy_iteration_many(P, r, *, discount: float, tol=0.0,
+def _dense_solution(discount, value, gain, q, policy, iterations) -> DenseSolution:
+    value, q, policy = value.copy(), np.ascontiguousarray(q.T), policy.copy()
+    for arr in (value, q, policy):
+        arr.setflags(write=False)
+    return DenseSolution(discount=discount, value=value, gain=gain, q=q, policy=policy,
+                         iterations=iterations)
+
+
+def dense_policy_iteration_many(P, r, *, discount: float | None = None, tol=0.0,
                                 max_iter: int | None = None) -> tuple:
-    """:func:`dense_policy_iteration` of many reward vectors on one discounted chain at once.
+    """:func:`dense_policy_iteration` of many reward tables on one chain at once.
 
     Parameters
     ----------
-    P : array_like, shape (A, n, n)
-        The transition matrices, shared by every problem.
-    r : array_like, shape (k, A, n)
-        The rewards of ``k`` problems.
-    discount : float
-        In (0, 1) (the discounted criterion only).
+    P : array_like, shape (n_actions, n_states, n_states)
+        The transition matrices ``P[a, s, s']``, shared by every problem.
+    r : array_like, shape (k, n_states, n_actions)
+        The rewards ``r[i, s, a]`` of ``k`` problems.
+    discount : float or None
+        In (0, 1) for the discounted criterion; ``None`` (default) for the average reward.
     tol : float or array_like, shape (k,)
         The gain a state needs to switch action, per problem (>= 0).
     max_iter : int, optional
@@ -1750,67 +2121,37 @@ def dense_policy_iteration_many(P, r, *, discount: float, tol=0.0,
     Examples
     --------
     >>> P = [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [0.0, 1.0]]]
-    >>> sols = dense_policy_iteration_many(P, [[[0.0, 1.0], [0.0, 0.0]],
-    ...                                        [[0.0, 1.0], [5.0, 0.0]]], discount=0.5)
+    >>> sols = dense_policy_iteration_many(P, [[[0.0, 0.0], [1.0, 0.0]],
+    ...                                        [[0.0, 5.0], [1.0, 0.0]]], discount=0.5)
     >>> [s.policy.tolist() for s in sols]
     [[1, 0], [1, 0]]
     """
-    P = np.asarray(P, dtype=float)
-    r = np.asarray(r, dtype=float)
-    if P.ndim != 3 or P.shape[1] != P.shape[2]:
-        raise ValueError(f"P must have shape (A, n, n), got {P.shape}")
-    n_actions, n = P.shape[:2]
-    if r.ndim != 3 or r.shape[1:] != (n_actions, n):
-        raise ValueError(f"r must have shape (k, {n_actions}, {n}), got {r.shape}")
+    P, r = _dense_arrays(P, r, many=True)
+    n = P.shape[1]
     k = r.shape[0]
-    if not (isinstance(discount, (int, float, np.floating)) and 0 < discount < 1):
-        raise ValueError(f"discount must lie in (0, 1), got {discount!r}")
-    tol = np.broadcast_to(np.asarray(tol, dtype=float), (k,))
+    discount = check_discount(discount)
+    raw = as_numeric("tol", tol)
+    try:
+        tol = np.broadcast_to(np.asarray(raw, dtype=float), (k,))
+    except ValueError:
+        raise ValueError(f"tol must be a number or hold one per problem ({k}), got shape "
+                         f"{raw.shape}") from None
     if not (np.isfinite(tol).all() and (tol >= 0).all()):
         raise ValueError(f"tol must hold finite numbers >= 0, got {tol!r}")
-    max_iter = 10 * n + 100 if max_iter is None else _check_count("max_iter", max_iter)
-    states = np.arange(n)
-    scaled = discount * P
-    eye = np.eye(n)
-    policy = np.zeros((k, n), dtype=int)
-    value = np.empty((k, n))
-    q = np.empty((k, n_actions, n))
-    iterations = np.zeros(k, dtype=int)
-    todo = np.arange(k)
-    for iteration in range(1, max_iter + 1):
-        if todo.size == 0:
-            break
-        pol = policy[todo]
-        P_pi = P[pol, states]                                   # (m, n, n)
-        r_pi = r[todo[:, None], pol, states]                    # (m, n)
-        v = np.linalg.solve(eye - discount * P_pi, r_pi[:, :, None])[:, :, 0]
-        value[todo] = v
-        for i, vi in zip(todo.tolist(), v):
-            for a in range(n_actions):
-                q[i, a] = scaled[a] @ vi
-        q[todo] += r[todo]                                      # r[a] + (scaled[a] @ value)
-        qt = q[todo]
-        best = np.argmax(qt, axis=1)
-        rows = np.arange(todo.size)[:, None]
-        switch = qt[rows, best, states] - qt[rows, pol, states] > tol[todo, None]
-        moving = switch.any(axis=1)
-        iterations[todo[~moving]] = iteration
-        policy[todo[moving]] = np.where(switch[moving], best[moving], pol[moving])
-        todo = todo[moving]
-    if todo.size:
-        raise RuntimeError(f"dense_policy_iteration_many: {todo.size} policies still improve "
-                           f"after {max_iter} steps")
-    out = []
-    for i in range(k):
-        vi, qi, pi = value[i].copy(), q[i].copy(), policy[i].copy()
-        for arr in (vi, qi, pi):
-            arr.setflags(write=False)
-        out.append(DenseSolution(vi, None, qi, pi, int(iterations[i])))
-    return tuple(out)
+    max_iter = 10 * n + 100 if max_iter is None else check_integer("max_iter", max_iter,
+                                                                    minimum=1)
+    value, gain, q, policy, iterations, improving = _dense_policy_iteration(
+        P, r.transpose(0, 2, 1), discount, np.zeros((k, n), dtype=np.int64), tol, max_iter)
+    if improving.size:
+        raise RuntimeError(f"dense_policy_iteration_many: {improving.size} policies still "
+                           f"improve after {max_iter} steps")
+    return tuple(_dense_solution(discount, value[i], None if gain is None else float(gain[i]),
+                                 q[i], policy[i], int(iterations[i])) for i in range(k))
 
 
-@dataclass(frozen=True, eq=False)
-class OperatorSolution:
+
+@dataclass(frozen=True, eq=False, repr=False)
+class OperatorSolution(ShortRepr):
     """Result of :func:`operator_policy_iteration`.
 
     Attributes
@@ -1876,11 +2217,13 @@ def operator_policy_iteration(q_values, evaluate, n_states: int, *,
     >>> sol.policy.tolist(), np.round(sol.value, 6).tolist()
     ([1, 0], [8.5, 10.0])
     """
-    n_states = _check_count("n_states", n_states)
-    vi_tol = _check_positive("vi_tol", vi_tol)
-    max_iter = _check_count("max_iter", max_iter)
-    if objective not in ("max", "min"):
-        raise ValueError(f"objective must be 'max' or 'min', got {objective!r}")
+    for name, function in (("q_values", q_values), ("evaluate", evaluate)):
+        if not callable(function):
+            raise TypeError(f"{name} must be a callable, got {type(function).__name__}")
+    n_states = check_integer("n_states", n_states, minimum=1)
+    vi_tol = _positive("vi_tol", vi_tol)
+    max_iter = check_integer("max_iter", max_iter, minimum=1)
+    objective = check_choice("objective", objective, ("max", "min"))
     better, pick = (np.max, np.argmax) if objective == "max" else (np.min, np.argmin)
     v = np.zeros(n_states)
     vi = 0

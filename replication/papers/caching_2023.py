@@ -1331,7 +1331,7 @@ def verify_threshold_failure(failure: ThresholdFailure, *, vi_epsilon: float = 1
     arm = c.arm()
     cost0, cost1 = -arm.R0, -arm.R1 + lam                   # costs, as solve_content
     scale = max(1.0, float(np.abs(np.concatenate([cost0, cost1])).max()))
-    model = mdp.FiniteMDP((arm.P0, arm.P1), np.stack([-cost0, -cost1]))
+    model = mdp.FiniteMDP((arm.P0, arm.P1), np.stack([-cost0, -cost1], axis=1))   # r[s, a]
     vi = mdp.value_iteration(model, discount=beta, epsilon=vi_epsilon * scale / (1.0 - beta))
     excess = np.empty((K + 1, K + 1))
     levels = np.tile(np.arange(K), 2)

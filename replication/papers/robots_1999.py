@@ -7,7 +7,8 @@ verdict, and the computations that decide whether a verdict survives every readi
 
 - :data:`STOPPING_READINGS`, :data:`H0_READINGS`: Proposition 4 as the paper ran it, for many
   reference states ``x_hat`` at once (one batched run of
-  :func:`whittle_lib.mdp.relative_value_iteration`), two initial values ``h_0`` and two
+  :func:`whittle_lib.mdp.relative_value_iteration_many`, both readings of the stopping rule
+  watched on the same iterates by :class:`ReadingsRule`), two initial values ``h_0`` and two
   readings of the stopping rule (the paper gives neither ``x_hat`` nor ``h_0``, and its rule
   divides by ``h_k(x_hat) = 0``);
 - :func:`check_lemma4` (by :func:`whittle_lib.mdp.communicating_classes`),
@@ -51,6 +52,8 @@ from ..records import setting as _setting
 
 __all__ = [
     "STOPPING_READINGS",
+    "ReadingRun",
+    "ReadingsRule",
     "paper_multichain_example_classes",
     "gain_spread",
     "eq16_exact",
@@ -189,32 +192,132 @@ __all__ = [
 
 #: The two readings of the stopping rule "max_x |(h_{k+1}(x) - h_k(x)) / h_k(x)| < 1e-5"
 #: (Sec. 3; Sec. 4: "the relative error between two consecutive iterates was (uniformly) less
-#: than 1e-5"), each with the name of its rule in :func:`whittle_lib.mdp.relative_value_iteration`.
+#: than 1e-5"), each with the name of its rule in :data:`whittle_lib.mdp.STOPPING_RULES`.
 #: ``"pointwise"``: the ratio state by state, over ``x != x_hat`` (at ``x_hat`` both iterates
 #: are 0); ``"norm"``: ``max_x |h_{k+1} - h_k| / max_x |h_k|``.
 STOPPING_READINGS = {"pointwise": "relative", "norm": "norm"}
+
+
+@dataclass(frozen=True)
+class ReadingRun:
+    """Relative value iteration from several reference states, stopped by one reading of the
+    rule (:class:`ReadingsRule`): column ``j`` is the run from ``reference_states[j]``.
+
+    Attributes
+    ----------
+    iterations : ndarray of int, shape (m,)
+        The update ``k`` at which the reading first held (``max_iter`` if it never did).
+    residual : ndarray, shape (m,)
+        The reading's statistic then (its last value if it never held).
+    bias : ndarray, shape (n, m)
+        The iterates ``h_k`` at that update.
+    reference_states : ndarray of int, shape (m,)
+    model : FiniteMDP
+    """
+
+    iterations: np.ndarray
+    residual: np.ndarray
+    bias: np.ndarray
+    reference_states: np.ndarray
+    model: object
+
+    @property
+    def gain(self) -> np.ndarray:
+        """``T h_k(x_hat)`` of each column (computed when asked: the sweeps need only the
+        counts); the cost estimate is ``-gain`` (the model's rewards are ``-c``)."""
+        return np.array([self.model.q_values(self.bias[:, j])[x].max()
+                         for j, x in enumerate(self.reference_states)])
+
+
+class ReadingsRule:
+    """Several stopping rules watched on the iterates of one run of
+    :func:`whittle_lib.mdp.relative_value_iteration_many`: its callable stopping rule.
+
+    Each iteration the library calls the rule with the columns still running, in their order;
+    this rule evaluates every reading on them, records for each the update ``k`` and the iterate
+    ``h_new`` at which it first holds, and holds a column (a statistic of ``inf``) until every
+    reading has held once (then ``0``). Each reading's result is thus the iterate at which it
+    first held, exactly as in a run stopped by that reading alone (the same iterates, bit for
+    bit), and the run goes on only as long as the slowest reading needs.
+
+    Parameters
+    ----------
+    rules : sequence of callable
+        The readings, each a stopping rule of :data:`whittle_lib.mdp.STOPPING_RULES`' form.
+    tol : float
+        The threshold of every reading (the run's ``tol`` too).
+    n_states, n_columns : int
+        The shape of the run's iterates.
+    """
+
+    def __init__(self, rules, tol: float, n_states: int, n_columns: int, max_iter: int):
+        self.rules = tuple(rules)
+        self.tol = tol
+        self.k = 0
+        self.active = np.arange(n_columns)
+        shape = (len(self.rules), n_columns)
+        self.iterations = np.full(shape, max_iter, dtype=np.int64)
+        self.statistic = np.full(shape, np.inf)
+        self.stopped = np.zeros(shape, dtype=bool)
+        self.frozen = [None] * len(self.rules)      # rows (n_columns, n_states), when needed
+        self.n_states = n_states
+
+    def __call__(self, h_new, h, Th, refs):
+        self.k += 1
+        active = self.active
+        stats = [np.asarray(rule(h_new, h, Th, refs), dtype=float).reshape(active.size)
+                 for rule in self.rules]
+        for i, stat in enumerate(stats):
+            watching = ~self.stopped[i, active]
+            self.statistic[i, active[watching]] = stat[watching]
+            done = watching & (stat < self.tol)
+            if done.any():
+                self.iterations[i, active[done]] = self.k
+                self.stopped[i, active[done]] = True
+                if self.frozen[i] is None:
+                    self.frozen[i] = np.zeros((self.stopped.shape[1], self.n_states))
+                self.frozen[i][active[done]] = h_new.T[done]     # rows: the loop's layout
+        still = ~self.stopped[:, active].all(axis=0)
+        self.active = active[still]
+        return np.where(still, np.inf, 0.0)
+
+    def runs(self, model: _mdp.FiniteMDP, batch) -> list:
+        """One :class:`ReadingRun` per reading, from the run's result ``batch`` (whose last
+        iterates are those of the readings that never held)."""
+        out = []
+        for i in range(len(self.rules)):
+            H = np.ascontiguousarray(batch.bias.T) if self.frozen[i] is None else self.frozen[i]
+            H[~self.stopped[i]] = batch.bias.T[~self.stopped[i]]
+            out.append(ReadingRun(iterations=self.iterations[i], residual=self.statistic[i],
+                                  bias=np.ascontiguousarray(H.T),
+                                  reference_states=batch.reference_states, model=model))
+        return out
 
 
 def _rvi_readings(model: _mdp.FiniteMDP, reference_states, *, tau: float, tol: float,
                   h0: str = "zero") -> dict:
     """Proposition 4 of [TLNC99]_ from every state of ``reference_states`` at once, under both
     readings of the stopping rule, in one pass of
-    :func:`whittle_lib.mdp.relative_value_iteration` (``h_0 = 0``, or ``h_0 = c`` the one-step
-    cost for ``h0="cost"``, each with ``h_0(x_hat) = 0``).
+    :func:`whittle_lib.mdp.relative_value_iteration_many` watched by :class:`ReadingsRule`
+    (``h_0 = 0``, or ``h_0 = c`` the one-step cost for ``h0="cost"``, each with
+    ``h_0(x_hat) = 0``).
 
     Returns
     -------
-    dict of str to RelativeValueBatch
+    dict of str to ReadingRun
         For each reading of :data:`STOPPING_READINGS`, the run stopped by it; the cost
         estimate ``T(h)(x_hat)`` is ``-gain`` (the model's rewards are ``-c``).
     """
     if h0 not in ("zero", "cost"):
         raise ValueError(f"h0 must be 'zero' or 'cost', got {h0!r}")
-    start = None if h0 == "zero" else -model.rewards.max(axis=0)
-    runs = _mdp.relative_value_iteration(
-        model, tau=tau, tol=tol, reference_state=np.asarray(reference_states, dtype=np.int64),
-        stopping=tuple(STOPPING_READINGS.values()), h0=start, max_iter=100_000)
-    return {reading: runs[rule] for reading, rule in STOPPING_READINGS.items()}
+    start = None if h0 == "zero" else -model.rewards.max(axis=1)
+    refs = np.asarray(reference_states, dtype=np.int64)
+    max_iter = 100_000
+    watch = ReadingsRule([_mdp.STOPPING_RULES[rule] for rule in STOPPING_READINGS.values()],
+                         tol, model.n_states, refs.size, max_iter)
+    batch = _mdp.relative_value_iteration_many(model, refs, tau=tau, tol=tol, stopping=watch,
+                                               h0=start, max_iter=max_iter)
+    return dict(zip(STOPPING_READINGS, watch.runs(model, batch)))
 
 
 def paper_multichain_example_classes(lam: float, mu: float, gamma: float, K: int
@@ -682,7 +785,7 @@ class AllReferenceStates:
     ----------
     space : RobotsStateSpace
         The states ``(q, r, s)`` of the instance.
-    runs : dict of str to RelativeValueBatch
+    runs : dict of str to ReadingRun
         For each reading of :data:`STOPPING_READINGS`, one column per state of ``space``, in
         its order.
     """
@@ -707,7 +810,7 @@ class AllReferenceStates:
 def rvi_all_reference_states(lam: float, mu: float, gamma: float, K: int, N: int, *,
                              tau: float, tol: float) -> AllReferenceStates:
     """Relative value iteration as the paper ran it (``h_0 = 0``) from every reference state of
-    the instance at once (:func:`whittle_lib.mdp.relative_value_iteration`): the paper gives
+    the instance at once (:func:`whittle_lib.mdp.relative_value_iteration_many`): the paper gives
     no ``x_hat``.
 
     Examples
@@ -1048,11 +1151,11 @@ def table1_row(lam: float, mu: float, gamma: float, K: int, reference_states, *,
     refs = [space.state(*x) for x in reference_states]
     # h_0 = 0 and h_0 = c, each from every reference state, as columns of one run under the
     # pointwise rule: each column's iterates are those of its run alone, bit for bit
-    # (whittle_lib.mdp.relative_value_iteration), and where the run stops is the rule's alone
+    # (whittle_lib.mdp.relative_value_iteration_many), and where the run stops is the rule's alone
     h0 = np.zeros((space.n_states, 2 * len(refs)))
-    h0[:, len(refs):] = -model.rewards.max(axis=0)[:, None]
-    sw = _mdp.relative_value_iteration(
-        model, tau=tau, tol=tol, reference_state=np.asarray(refs + refs, dtype=np.int64),
+    h0[:, len(refs):] = -model.rewards.max(axis=1)[:, None]
+    sw = _mdp.relative_value_iteration_many(
+        model, np.asarray(refs + refs, dtype=np.int64), tau=tau, tol=tol,
         stopping=STOPPING_READINGS["pointwise"], h0=h0, max_iter=100_000)
     runs = {h0: {x: (int(sw.iterations[k]), float(-sw.gain[k]))
                  for k, x in enumerate(reference_states, start=j * len(refs))}
@@ -1709,7 +1812,7 @@ def proposition4_readings(lam: float, mu: float, gammas, K: int, N: int, *,
         model, space = _q.robots_mdp(lam, mu, g, K, N)
         optimum[g] = float(_q.robots_dynamic_optimum(lam, mu, g, K, N).cost)
         pos = [space.state(*x) for x in refs]
-        c = -model.rewards.max(axis=0)
+        c = -model.rewards.max(axis=1)
         cost.update({(g, x): float(c[j]) for x, j in zip(refs, pos)})
         eye = sparse.identity(space.n_states, format="csr")
         for t in taus:
@@ -1717,10 +1820,10 @@ def proposition4_readings(lam: float, mu: float, gammas, K: int, N: int, *,
                                     t * model.rewards, model.allowed)
             transformed[(t, g)] = -float(_mdp.policy_iteration(damped).gain)
             for damping in ("update", "expectation"):
-                run = _mdp.relative_value_iteration(model, tau=t, tol=tol, stopping="span",
-                                                    reference_state=pos, damping=damping)
+                run = _mdp.relative_value_iteration_many(model, pos, tau=t, tol=tol,
+                                                         stopping="span", damping=damping)
                 for k, (x, j) in enumerate(zip(refs, pos)):   # T as Prop. 4 defines it
-                    T_h[(damping, t, g, x)] = -float(model.q_values(run.bias[:, k])[:, j].max())
+                    T_h[(damping, t, g, x)] = -float(model.q_values(run.bias[:, k])[j].max())
     return Proposition4Readings(lam=lam, mu=mu, K=K, N=N, gammas=gammas, taus=taus,
                                 reference_states=refs, optimum=optimum,
                                 transformed=transformed, cost=cost, T_h=T_h, tol=tol)
@@ -2871,7 +2974,7 @@ def theta_at_paper_tau(cmp, changed: Mapping, t1: Table1Results, fixed_point: Th
         model, space = _q.robots_mdp(lam, fixed_point.mu, g, K, N)
         run = _mdp.relative_value_iteration(model, tau=t1.tau, tol=t1.tol, damping="expectation",
                                             reference_state=space.state(*star))
-        return run.iterations, -t1.tau * float(model.q_values(run.bias)[:, space.state(*star)]
+        return run.iterations, -t1.tau * float(model.q_values(run.bias)[space.state(*star)]
                                              .max())
 
     counts, expectation = {}, {}

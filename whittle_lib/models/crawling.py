@@ -742,7 +742,7 @@ def crawling_mdp(model: CrawlingModel, M: int, age_cap):
         transitions.append(sparse.csr_array((np.ones(n_states), (np.arange(n_states), target)),
                                             shape=(n_states, n_states)))
         rewards.append(values[:, crawl].sum(axis=1))
-    return mdp.FiniteMDP(transitions, np.array(rewards)), ages, np.array(actions)
+    return mdp.FiniteMDP(transitions, np.stack(rewards, axis=1)), ages, np.array(actions)
 
 
 def optimal_crawling(model: CrawlingModel, M: int, age_cap) -> OptimalCrawling:
@@ -782,7 +782,7 @@ def optimal_crawling(model: CrawlingModel, M: int, age_cap) -> OptimalCrawling:
         state = int(transitions[solution.policy[state]].indices[state])
     cycle = np.array(path[seen[state]:])
     crawls = np.array([actions[a] for a in solution.policy[cycle]])
-    gain = float(np.mean(rewards[solution.policy[cycle], cycle]))
+    gain = float(np.mean(rewards[cycle, solution.policy[cycle]]))
     return OptimalCrawling(average_reward=gain, cycle_ages=ages[cycle], cycle_crawls=crawls,
                            age_cap=cap, cap_binds=bool(np.any(crawls & (ages[cycle] >= cap))),
                            n_states=n_states)

@@ -559,8 +559,8 @@ def robots_mdp(lam: float, mu: float, gamma: float, K: int, N: int
         P = sparse.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                              shape=(n, n))
         transitions.append(P)
-    rewards = -np.vstack([cost, cost])
-    return _mdp.FiniteMDP(tuple(transitions), rewards, allowed), space
+    rewards = -np.column_stack([cost, cost])          # rewards[s, a]
+    return _mdp.FiniteMDP(tuple(transitions), rewards, allowed.T), space
 
 
 def static_policy(space: RobotsStateSpace) -> np.ndarray:
@@ -611,7 +611,8 @@ def _policy(policy, space: RobotsStateSpace) -> np.ndarray:
 _WARM_SWEEPS = 200
 
 
-def _exact_solution(model: _mdp.FiniteMDP, space: RobotsStateSpace) -> _mdp.AverageSolution:
+def _exact_solution(model: _mdp.FiniteMDP,
+                    space: RobotsStateSpace) -> _mdp.PolicyIterationSolution:
     """The exact optimum of the robots MDP: multichain policy iteration with LU evaluations.
 
     From the static policy ``pi_N``, policy iteration needs up to ~40 evaluations on the pools
@@ -935,10 +936,10 @@ def switching_curves(lam: float, mu: float, gamma: float, K: int, N: int,
     tol = check_real("tol", tol, 0.0, np.inf, high_open=True)
     model, space = robots_mdp(lam, mu, gamma, K, N)
     sol = _exact_solution(model, space)
-    q_vals = model.q_values(sol.bias)
-    best = q_vals.max(axis=0)
-    one_ok = q_vals[1] >= best - tol
-    zero_ok = q_vals[0] >= best - tol
+    q_vals = model.q_values(sol.bias)          # q[s, a]
+    best = q_vals.max(axis=1)
+    one_ok = q_vals[:, 1] >= best - tol
+    zero_ok = q_vals[:, 0] >= best - tol
     thresholds = np.full((2, space.N + 1), np.nan)
     lo_hi = np.full((2, space.N + 1, 2), np.nan)
     switching = True

@@ -154,11 +154,11 @@ def solve_content_many(content: CachingContent, lams, *, discount: float) -> tup
     top = np.maximum(np.abs(c0).max(), np.abs(c1).max(axis=1))
     scale = np.maximum(1.0, top)
     tol = 1e-10 * scale / (1.0 - beta)
-    rewards = np.stack([np.broadcast_to(-c0, c1.shape), -c1], axis=1)
+    rewards = np.stack([np.broadcast_to(-c0, c1.shape), -c1], axis=2)     # r[i, s, a]
     sols = mdp.dense_policy_iteration_many(np.stack([arm.P0, arm.P1]), rewards, discount=beta,
                                            tol=tol)
     K = content.n_levels
-    adv = np.array([s.q[1] - s.q[0] for s in sols])
+    adv = np.array([s.q[:, 1] - s.q[:, 0] for s in sols])
     t0, t1 = _thresholds_many(adv[:, :K], tol), _thresholds_many(adv[:, K:], tol)
     out = []
     for lam, s, a, u, v in zip(lams.tolist(), sols, adv, t0, t1):
