@@ -91,7 +91,8 @@ def pre_issue_25_bound(arms, M):
     def dual(lam):
         total = 0.0
         for arm in arms:
-            m = mdp.FiniteMDP(transitions=[arm.P0, arm.P1], rewards=[arm.R0 + lam, arm.R1])
+            m = mdp.FiniteMDP(transitions=[arm.P0, arm.P1],
+                              rewards=np.column_stack([arm.R0 + lam, arm.R1]))  # r[s, a]
             total += float(np.max(mdp.policy_iteration(m).gain_by_state))
         return total - lam * (N - M)
 
