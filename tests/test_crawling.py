@@ -88,7 +88,7 @@ def test_index_matches_its_definition_on_visited_states(source):
 def test_index_matches_the_engine_on_the_finite_arm(source):
     u, alpha = TABLE_ONE.u[source], TABLE_ONE.alpha[source]
     n = 80
-    result = indices.whittle_indices(crawling.visited_state_arm(u, alpha, n), discount=1.0)
+    result = indices.whittle_indices(crawling.visited_state_arm(u, alpha, n), discount=None)
     assert result.indexable
     closed = crawling.whittle_index(crawling.visited_states(u, alpha, np.arange(1, n + 1)), u, alpha)
     # The truncation changes only the indices of states whose optimal cycle reaches x_n;

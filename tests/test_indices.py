@@ -44,6 +44,11 @@ def sparse_arm(rng, n):
     return RestlessArm(P0=P[0], P1=P[1], R0=R[0], R1=R[1])
 
 
+def _beta(discount):
+    """The discount as whittle_lib.mdp's dense solver takes it (1.0: the average reward)."""
+    return 1.0 if discount is None else discount
+
+
 def quiet_indices(arm, discount):
     """whittle_indices with its non-indexability warning silenced (callers check status)."""
     with warnings.catch_warnings():
@@ -59,7 +64,7 @@ def quiet_indices(arm, discount):
 BISECTION_TOL = 1e-8
 
 
-@pytest.mark.parametrize("discount", [0.5, 0.9, 0.99, 1.0])
+@pytest.mark.parametrize("discount", [0.5, 0.9, 0.99, None])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
 def test_matches_bisection_on_random_dense_arms(seed, discount):
     rng = np.random.default_rng(seed)
@@ -109,7 +114,7 @@ def test_published_example_markovianbandit_readme_indexable():
     # reward). Both libraries pay the subsidy as a charge for activity, which differs from our
     # subsidy for passivity by a constant per period and so gives the same indices.
     arm = markovianbandit_readme_arm(42)
-    result = whittle_indices(arm, discount=1.0)
+    result = whittle_indices(arm, discount=None)
     assert result.indexable
     published = [0.87536099, -0.08765819, -0.15279431, -0.51905682]
     # printed with 8 decimals: half a unit of the last digit
@@ -120,7 +125,7 @@ def test_published_example_markovianbandit_readme_not_indexable():
     # same README: random_restless(4, seed=2791).is_indexable() "should print False"
     arm = markovianbandit_readme_arm(2791)
     with pytest.warns(UserWarning, match="not indexable"):
-        result = whittle_indices(arm, discount=1.0)
+        result = whittle_indices(arm, discount=None)
     assert result.status is IndexStatus.NOT_INDEXABLE and not result.indexable
     assert_violation_is_real(arm, result)
 
@@ -138,9 +143,10 @@ def assert_violation_is_real(arm, result):
     enter = result.indices[x]
     assert np.isfinite(enter) and enter < leave
     start = np.ones(arm.n_states, dtype=bool)
-    adv_inside, _ = _optimal_advantage(arm, result.discount, 0.5 * (enter + leave), start, 1e-13)
+    beta = _beta(result.discount)
+    adv_inside, _ = _optimal_advantage(arm, beta, 0.5 * (enter + leave), start, 1e-13)
     eps = 1e-6 * (1 + abs(leave))  # far above rounding, far below the gap to the next event
-    adv_after, _ = _optimal_advantage(arm, result.discount, leave + eps, start, 1e-13)
+    adv_after, _ = _optimal_advantage(arm, beta, leave + eps, start, 1e-13)
     assert adv_inside[x] <= 0 < adv_after[x]
 
 
@@ -156,7 +162,7 @@ def test_ties_between_identical_states():
     for M in (P0, P1, R0, R1):
         M[3] = M[0]
     tied = RestlessArm(P0, P1, R0, R1)
-    for discount in (0.9, 1.0):
+    for discount in (0.9, None):
         result = whittle_indices(tied, discount=discount)
         assert result.indexable
         # the two are computed along different paths: a few ulps apart at most
@@ -171,7 +177,7 @@ def test_all_states_tied():
     rng = np.random.default_rng(21)
     P = dense_arm(rng, 5).P0
     arm = RestlessArm(P0=P, P1=P, R0=np.arange(5.0), R1=np.arange(5.0) + 0.25)
-    for discount in (0.5, 1.0):
+    for discount in (0.5, None):
         result = whittle_indices(arm, discount=discount)
         assert result.indexable
         np.testing.assert_allclose(result.indices, 0.25, rtol=0, atol=1e-12)  # rounding only
@@ -192,7 +198,7 @@ def test_infinite_index_average_reward():
     # staying passive forever earns lam + 0 per period, moving to t earns lam + 1: active wins
     # whatever lam. For lam < -0.8, the gain at t is R1(t) = 0.2 > lam, active wins again.
     # So s is active at every subsidy: W(s) = +inf, and the arm is indexable.
-    result = whittle_indices(absorbing_pair(), discount=1.0)
+    result = whittle_indices(absorbing_pair(), discount=None)
     assert result.status is IndexStatus.INDEXABLE
     assert result.indices[0] == np.inf
     assert result.indices[1] == pytest.approx(-0.8, abs=1e-14)  # one subtraction
@@ -217,7 +223,7 @@ def test_multichain_all_active_policy_is_reported_not_raised():
     # depends on the initial state and the unichain equations are singular.
     arm = RestlessArm(P0=np.full((3, 3), 1 / 3), P1=np.eye(3), R0=np.zeros(3), R1=[1, 2, 3])
     with pytest.warns(UserWarning, match="multichain"):
-        result = whittle_indices(arm, discount=1.0)
+        result = whittle_indices(arm, discount=None)
     assert result.status is IndexStatus.MULTICHAIN and not result.indexable
     assert np.isnan(result.indices).all()
     # discounted, the same arm is fine
@@ -230,7 +236,7 @@ def test_multichain_on_the_way_keeps_the_indices_computed_before():
     rng = np.random.default_rng(22)
     arm = RestlessArm.rested(dense_arm(rng, 4).P1, rng.random(4))
     with pytest.warns(UserWarning, match="multichain"):
-        result = whittle_indices(arm, discount=1.0)
+        result = whittle_indices(arm, discount=None)
     assert result.status is IndexStatus.MULTICHAIN
     assert np.isfinite(result.indices).sum() == 2
     assert len(result.passive_order) == 2
@@ -250,7 +256,7 @@ def assert_same_indices(a, b):
 
 
 arm_cases = st.tuples(st.integers(0, 2**32 - 1), st.integers(2, 12),
-                      st.sampled_from([0.5, 0.9, 0.99, 1.0]))
+                      st.sampled_from([0.5, 0.9, 0.99, None]))
 
 
 @settings(max_examples=40, deadline=None)
@@ -381,7 +387,7 @@ def restart_in_state_index(P, r, beta):
 
 # --- non-indexable arms and the API --------------------------------------------------------
 
-@pytest.mark.parametrize("discount", [0.9, 1.0])
+@pytest.mark.parametrize("discount", [0.9, None])
 def test_non_indexable_arms_have_a_real_certificate(discount):
     # Sparse 3-state arms are non-indexable a few percent of the time; check every
     # certificate among the first 300 seeds with exact policy iteration.
@@ -407,10 +413,10 @@ def is_indexable_quietly(arm, discount):
 
 def test_is_indexable_agrees_with_whittle_indices():
     arm = markovianbandit_readme_arm(42)
-    assert is_indexable(arm, discount=1.0) is True
+    assert is_indexable(arm, discount=None) is True
     with pytest.warns(UserWarning, match="multichain"):
         assert is_indexable(RestlessArm(np.full((2, 2), 0.5), np.eye(2), [0, 0], [1, 2]),
-                            discount=1.0) is False
+                            discount=None) is False
 
 
 def _stack(arms):
@@ -435,10 +441,10 @@ def test_is_indexable_many_agrees_with_one_at_a_time(n, discount):
 
 def test_is_indexable_many_average_reward_and_empty():
     arms = [sparse_arm(np.random.default_rng(s), 3) for s in range(40)]
-    one = np.array([is_indexable_quietly(a, 1.0) for a in arms])
+    one = np.array([is_indexable_quietly(a, None) for a in arms])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)      # multichain arms warn, as is_indexable
-        many = is_indexable_many(*_stack(arms), discount=1.0)
+        many = is_indexable_many(*_stack(arms), discount=None)
     np.testing.assert_array_equal(many, one)
     empty = is_indexable_many(np.zeros((0, 3, 3)), np.zeros((0, 3, 3)), np.zeros((0, 3)),
                               np.zeros((0, 3)), discount=0.9)
@@ -452,10 +458,18 @@ def test_is_indexable_many_rejects_bad_input():
         is_indexable_many(P[0], P, R, R, discount=0.9)
     with pytest.raises(ValueError, match="R1 must have shape"):
         is_indexable_many(P, P, R, R[:1], discount=0.9)
-    with pytest.raises(ValueError, match="P1 must hold stochastic"):
+    with pytest.raises(ValueError, match=r"P1\[0\] row of state 0 sums to 2.0"):
         is_indexable_many(P, 2 * P, R, R, discount=0.9)
+    with pytest.raises(ValueError, match=r"P0\[1\] has a negative probability in the row of"):
+        is_indexable_many(P - np.eye(3) * [[[0]], [[1]]], P, R, R, discount=0.9)
+    with pytest.raises(ValueError, match=r"R0 must be finite, got nan for arm 1, state 2"):
+        is_indexable_many(P, P, np.where([[0, 0, 0], [0, 0, 1]], np.nan, R), R, discount=0.9)
+    with pytest.raises(TypeError, match="P1 must be an array of numbers"):
+        is_indexable_many(P, [[["a"]]], R, R, discount=0.9)
     with pytest.raises(ValueError, match="discount"):
         is_indexable_many(P, P, R, R, discount=1.5)
+    with pytest.raises(ValueError, match="pass discount=None"):
+        is_indexable_many(P, P, R, R, discount=1.0)
 
 
 @pytest.mark.parametrize("discount", [0.0, -0.5, 1.5, float("nan")])
@@ -467,6 +481,26 @@ def test_invalid_discount_is_rejected(discount):
         whittle_indices_bisection(arm, discount=discount)
 
 
+def test_the_average_reward_is_none_and_the_default():
+    # one spelling of the criterion (issue 32): None, the default; 1.0 refused with the fix
+    arm = markovianbandit_readme_arm(42)
+    default = whittle_indices(arm)
+    assert default.discount is None
+    assert default.indices.tobytes() == whittle_indices(arm, discount=None).indices.tobytes()
+    for function in (whittle_indices, is_indexable, whittle_indices_bisection):
+        with pytest.raises(ValueError, match=r"discount=1.0 is not a discount: pass "
+                                             r"discount=None"):
+            function(arm, discount=1.0)
+    with pytest.raises(TypeError, match="discount must be a number"):
+        whittle_indices(arm, discount="0.9")
+    with pytest.raises(TypeError, match="arm must be a RestlessArm, got list"):
+        whittle_indices([arm], discount=0.9)
+    with pytest.raises(TypeError, match="tol must be a number"):
+        whittle_indices_bisection(arm, tol="1e-10")
+    with pytest.raises(ValueError, match=r"tol must lie in \(0, inf\)"):
+        whittle_indices_bisection(arm, tol=0.0)
+
+
 def test_result_is_frozen_and_validated():
     result = whittle_indices(markovianbandit_readme_arm(42), discount=0.9)
     assert not result.indices.flags.writeable
@@ -474,7 +508,36 @@ def test_result_is_frozen_and_validated():
         result.indexable = False
     with pytest.raises(ValueError, match="contradicts"):
         WhittleIndexResult(indices=[0.0], status=IndexStatus.INDEXABLE, indexable=False,
-                           discount=0.9, passive_order=[0])
+                           discount=0.9, passive_order=[0], fingerprint="0" * 32)
+    with pytest.raises(TypeError, match="fingerprint must be the arm's fingerprint"):
+        WhittleIndexResult(indices=[0.0], status=IndexStatus.INDEXABLE, indexable=True,
+                           discount=0.9, passive_order=[0], fingerprint=None)
+    with pytest.raises(ValueError, match="pass discount=None"):
+        WhittleIndexResult(indices=[0.0], status=IndexStatus.INDEXABLE, indexable=True,
+                           discount=1.0, passive_order=[0], fingerprint="0" * 32)
+
+
+def test_result_carries_its_arm_a_short_repr_and_a_table():
+    arm = markovianbandit_readme_arm(42)
+    result = whittle_indices(arm, discount=0.9)
+    assert result.fingerprint == arm.fingerprint
+    other = whittle_indices(markovianbandit_readme_arm(43), discount=0.9)
+    assert other.fingerprint != result.fingerprint
+    # the repr summarises the arrays (a 500-state arm does not flood a notebook)
+    big = whittle_indices(dense_arm(np.random.default_rng(3), 500), discount=0.9)
+    text = repr(big)
+    assert "array(shape=(500,)" in text and len(text) < 600 and "0." not in text[:20]
+    frame = result.to_frame()
+    assert frame.index.name == "state" and list(frame.columns) == ["index", "order"]
+    np.testing.assert_array_equal(frame["index"].to_numpy(), result.indices)
+    # order: the position of each state in passive_order
+    np.testing.assert_array_equal(frame["order"].to_numpy()[result.passive_order],
+                                  np.arange(arm.n_states))
+    # a state the computation did not reach has no order
+    with pytest.warns(UserWarning, match="not indexable"):
+        stopped = whittle_indices(markovianbandit_readme_arm(2791), discount=None)
+    frame = stopped.to_frame()
+    assert frame["order"].isna().sum() == np.isnan(stopped.indices).sum() > 0
 
 
 def test_numpy_error_state_is_respected():
@@ -482,7 +545,7 @@ def test_numpy_error_state_is_respected():
     # divides by zero slopes on purpose and must not depend on the global error state.
     old = np.seterr(all="raise")
     try:
-        result = whittle_indices(absorbing_pair(), discount=1.0)
+        result = whittle_indices(absorbing_pair(), discount=None)
     finally:
         np.seterr(**old)
     assert result.indices[0] == np.inf
@@ -502,6 +565,7 @@ def assert_indices_by_definition(arm, discount, result, states=None):
     n = arm.n_states
     scale = float(np.ptp(np.concatenate([arm.R0, arm.R1])))
     # values are O(scale / (1 - discount)) or biases O(n scale): PI's switching tolerance
+    discount = _beta(discount)
     pi_tol = 1e-12 * scale * (1.0 / (1.0 - discount) if discount < 1.0 else n)
     order, w = result.passive_order, result.indices
     assert sorted(order.tolist()) == list(range(n))
@@ -528,7 +592,7 @@ def assert_indices_by_definition(arm, discount, result, states=None):
         assert abs(adv[x]) <= 1e-9 * scale, f"state {x}"
 
 
-@pytest.mark.parametrize("n, discount", [(150, 0.9), (150, 1.0), (200, 0.99)])
+@pytest.mark.parametrize("n, discount", [(150, 0.9), (150, None), (200, 0.99)])
 def test_arms_larger_than_a_block_match_the_definition(n, discount):
     arm = dense_arm(np.random.default_rng(100 + n), n)
     result = whittle_indices(arm, discount=discount)
@@ -547,7 +611,7 @@ def duplicated_arm(base: RestlessArm, copies: int) -> RestlessArm:
     return RestlessArm(P0=P0, P1=P1, R0=np.tile(base.R0, copies), R1=np.tile(base.R1, copies))
 
 
-@pytest.mark.parametrize("discount", [0.9, 1.0])
+@pytest.mark.parametrize("discount", [0.9, None])
 def test_ties_across_blocks_on_a_duplicated_arm(discount):
     # 3 copies of 50 states: 150 states in 50 groups of three tied indices, the members of a
     # group met at one mu in arbitrary order, often in different blocks.
@@ -563,7 +627,7 @@ def test_ties_across_blocks_on_a_duplicated_arm(discount):
     assert_indices_by_definition(arm, discount, result)
 
 
-@pytest.mark.parametrize("discount", [0.9, 1.0])
+@pytest.mark.parametrize("discount", [0.9, None])
 def test_states_where_the_action_does_not_move_the_chain(discount):
     # Degenerate states: where P0[x] = P1[x] the action changes only the reward, so the
     # advantage of x is R1(x) - R0(x) - lam whatever the policy elsewhere and its index is

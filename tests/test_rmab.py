@@ -75,7 +75,7 @@ def _joint_average(arm_list, priorities, M):
 
 def test_simulated_index_policy_matches_the_exact_long_run_average():
     arm_list = [_random_arm(3, s) for s in range(3)] + [_random_arm(2, 7)]   # mixed sizes
-    idx = [indices.whittle_indices(a, discount=1.0).indices for a in arm_list]
+    idx = [indices.whittle_indices(a, discount=None).indices for a in arm_list]
     exact = _joint_average(arm_list, idx, 2)
     # the chain activates exactly M arms (ties to the lowest number): so does the simulation
     sim = rmab.simulate(rmab.FiniteArms(arm_list), rmab.IndexRule(idx), 2, 20_000,
@@ -89,7 +89,7 @@ def test_simulated_index_policy_matches_the_exact_long_run_average():
 
 def test_simulation_is_reproducible_and_records_the_budget():
     arm_list = [_random_arm(4, s) for s in range(5)]
-    rule = rmab.IndexRule([indices.whittle_indices(a, discount=1.0).indices for a in arm_list])
+    rule = rmab.IndexRule([indices.whittle_indices(a, discount=None).indices for a in arm_list])
     a = rmab.simulate(rmab.FiniteArms(arm_list), rule, 2, 100, replications=3, record=True,
                       activation="exactly", rng=5)
     b = rmab.simulate(rmab.FiniteArms(arm_list), rule, 2, 100, replications=3,
@@ -140,7 +140,7 @@ def test_relaxation_bound_equals_the_linear_program(seed):
 
 def test_index_policy_earns_at_most_the_relaxation_bound():
     arm_list = [_random_arm(3, s) for s in range(4)]
-    idx = [indices.whittle_indices(a, discount=1.0).indices for a in arm_list]
+    idx = [indices.whittle_indices(a, discount=None).indices for a in arm_list]
     exact = _joint_average(arm_list, idx, 2)
     assert exact <= rmab.relaxation_bound(arm_list, 2).bound + 1e-12
 

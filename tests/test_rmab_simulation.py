@@ -107,7 +107,7 @@ def _joint_chain(arm_list, tables, M):
 
 def test_simulated_average_with_warmup_is_the_exact_average_within_its_interval():
     arm_list = [_random_arm(3, 21), _random_arm(2, 22), _random_arm(3, 23)]
-    results = [indices.whittle_indices(a, discount=1.0) for a in arm_list]
+    results = [indices.whittle_indices(a, discount=None) for a in arm_list]
     _, P, r = _joint_chain(arm_list, [res.indices for res in results], 1)
     exact = float(mdp.stationary_distribution(P) @ r)
     # the user's natural call: a list of arms, a list of WhittleIndexResult
@@ -123,7 +123,7 @@ def test_simulated_average_with_warmup_is_the_exact_average_within_its_interval(
 
 def test_warmup_drops_the_first_periods_of_the_same_stream():
     arm_list = [_random_arm(4, s) for s in range(5)]
-    rule = rmab.IndexRule([indices.whittle_indices(a, discount=1.0) for a in arm_list])
+    rule = rmab.IndexRule([indices.whittle_indices(a, discount=None) for a in arm_list])
     full = rmab.simulate(arm_list, rule, 2, 130, replications=3, record=True, rng=9)
     late = rmab.simulate(arm_list, rule, 2, 100, replications=3, record=True, warmup=30,
                          rng=9)
@@ -168,7 +168,7 @@ def _count_law(arm, table, N, M, t, x0):
 
 def test_count_mode_has_the_law_of_the_per_arm_mode():
     arm = _random_arm(3, 41)
-    table = indices.whittle_indices(arm, discount=1.0).indices
+    table = indices.whittle_indices(arm, discount=None).indices
     assert len(set(table.tolist())) == 3         # distinct indices: the two modes agree in law
     N, M, t, R = 5, 2, 4, 40_000
     x0 = [0, 0, 1, 2, 2]
@@ -193,7 +193,7 @@ def test_count_mode_has_the_law_of_the_per_arm_mode():
 
 def test_count_mode_average_is_the_exact_average():
     arm = _random_arm(3, 42)
-    table = indices.whittle_indices(arm, discount=1.0).indices
+    table = indices.whittle_indices(arm, discount=None).indices
     _, P, r = _joint_chain([arm] * 3, [table] * 3, 1)
     exact = float(mdp.stationary_distribution(P) @ r)
     run = rmab.simulate_counts(arm, [3, 0, 0], table, 1, 5_000, replications=8, warmup=100,
@@ -204,7 +204,7 @@ def test_count_mode_average_is_the_exact_average():
 
 def test_count_mode_cost_does_not_depend_on_n_arms():
     arm = _random_arm(4, 43)
-    table = indices.whittle_indices(arm, discount=1.0).indices
+    table = indices.whittle_indices(arm, discount=None).indices
     big = rmab.simulate_counts(arm, [10**12, 0, 0, 0], table, 10**11, 20, rng=1)
     assert big.rewards.shape == (20, 1)
     # the law of large numbers: the reward per arm is close to the fluid limit's
@@ -228,7 +228,7 @@ def test_nan_priority_names_the_arm_and_the_state():
 
 def test_simulate_refuses_what_it_cannot_use_and_says_what_to_pass():
     arm_list = [_random_arm(3, 61), _random_arm(3, 62), _random_arm(3, 63)]
-    results = [indices.whittle_indices(a, discount=1.0) for a in arm_list]
+    results = [indices.whittle_indices(a, discount=None) for a in arm_list]
     with pytest.raises(TypeError, match="got one RestlessArm: pass a list of arms"):
         rmab.simulate(arm_list[0], results, 1, 5)
     with pytest.raises(TypeError, match="a WhittleIndexResult holds an arm's indices"):
@@ -272,7 +272,7 @@ def test_index_rule_says_what_a_table_must_be():
         rmab.IndexRule([[]])
     with pytest.raises(TypeError, match="got one 1-d array: pass \\[table\\]"):
         rmab.IndexRule(np.array([0.0, 1.0]))
-    result = indices.whittle_indices(_random_arm(3, 71), discount=1.0)
+    result = indices.whittle_indices(_random_arm(3, 71), discount=None)
     with pytest.raises(TypeError, match=r"got one WhittleIndexResult: pass \[result\]"):
         rmab.IndexRule(result)
     rule = rmab.IndexRule([result, [5.0, 6.0]])
@@ -381,27 +381,12 @@ def test_crawling_simulation_at_scale_is_the_former_one_bit_for_bit():
 
 # --- issue 32: the activation rule, fingerprints, random streams, reprs --------------------------
 
-import inspect  # noqa: E402
 import sys  # noqa: E402
 
 import whittle_lib as wl  # noqa: E402
 
-# The average criterion as whittle_indices spells it on this commit: None from issue 32's
-# indices change on (its default), 1.0 before it. Remove once both have landed.
-AVERAGE = (None if inspect.signature(indices.whittle_indices).parameters["discount"].default
-           is None else 1.0)
-
-
-def _fingerprinted(result, arm):
-    """``result`` as whittle_indices gives it from issue 32 on, carrying its arm's fingerprint
-    (set here on a commit whose WhittleIndexResult does not carry one yet)."""
-    if getattr(result, "fingerprint", None) is None:
-        object.__setattr__(result, "fingerprint", arm.fingerprint)
-    return result
-
-
 def _results(arm_list):
-    return [_fingerprinted(indices.whittle_indices(a, discount=AVERAGE), a) for a in arm_list]
+    return [indices.whittle_indices(a) for a in arm_list]       # the average reward
 
 
 def test_a_slack_budget_gives_the_bound_under_both_defaults():
@@ -526,7 +511,7 @@ def test_simulate_refuses_a_result_of_another_arm_and_names_its_position():
     rmab.simulate(arm_list, [r.indices for r in swapped], 1, 5, rng=1)
     rmab.simulate(arm_list, results, 1, 5, rng=1)
     # a discounted index on an average run is a legitimate heuristic: not refused
-    discounted = [_fingerprinted(indices.whittle_indices(a, discount=0.9), a) for a in arm_list]
+    discounted = [indices.whittle_indices(a, discount=0.9) for a in arm_list]
     rmab.simulate(arm_list, discounted, 1, 5, rng=1)
     # the count mode likewise
     with pytest.raises(ValueError, match="computed for another arm"):

@@ -139,12 +139,15 @@ def test_builders_refuse_bad_parameters(n, p, cost):
 @SETTINGS
 @given(discount=BAD_DISCOUNT, strict=BAD_STRICT_DISCOUNT)
 def test_index_functions_refuse_bad_discounts(discount, strict):
+    _call(lambda: indices.gittins_indices(P2, [0.0, 1.0], discount=strict))   # None refused too
+    # None is the average reward for the rest; 1.0 is refused ("pass None")
+    discount = 1.0 if discount is None else discount
     _call(lambda: indices.whittle_indices(ARM, discount=discount))
     _call(lambda: indices.is_indexable(ARM, discount=discount))
     _call(lambda: indices.whittle_indices_bisection(ARM, discount=discount))
-    _call(lambda: indices.gittins_indices(P2, [0.0, 1.0], discount=strict))
-    if discount is not None:                   # None: the average-reward bound
-        _call(lambda: bounds.relaxation_bound([ARM, ARM], 1, discount=discount))
+    _call(lambda: indices.is_indexable_many(P2[None], P2[None], [[0.0, 1.0]], [[1.0, 0.0]],
+                                            discount=discount))
+    _call(lambda: bounds.relaxation_bound([ARM, ARM], 1, discount=discount))
 
 
 @pytest.mark.parametrize("arm", [None, [ARM], "arm", P2, MDP])
@@ -362,7 +365,7 @@ def test_stationary_distributions_of_bad_matrices_are_errors(P, match):
 def test_the_messages_name_the_parameter_and_the_value():
     with pytest.raises(TypeError, match="P0 must be an array of numbers, got str"):
         arms.RestlessArm("ab", P2, [0, 1], [0, 1])
-    with pytest.raises(TypeError, match="discount must be a number in .* got 'a'"):
+    with pytest.raises(TypeError, match="discount must be a number in .* got str 'a'"):
         wl.whittle_indices(ARM, discount="a")
     with pytest.raises(TypeError, match="mdp must be a FiniteMDP, got str"):
         wl.policy_iteration("m")

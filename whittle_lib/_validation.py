@@ -277,6 +277,43 @@ def stochastic_matrix(name: str, value, n: int | None = None, *,
     return array
 
 
+def stochastic_matrices(name: str, value, shape: tuple[int, int] | None = None) -> np.ndarray:
+    """:func:`stochastic_matrix` for a stack of ``k`` matrices, shape ``(k, n, n)``.
+
+    Each matrix is checked as :func:`stochastic_matrix` checks one (finite, non-negative, rows
+    summing to one within :func:`row_sum_tol`, a lower precision renormalised in double
+    precision); ``k = 0`` is allowed (no matrix), ``n = 0`` is not. Returns a new writeable
+    ``float64`` array; ``shape`` fixes ``(k, n)``. Messages name the matrix as ``name[i]`` and
+    the first offending state.
+    """
+    raw = as_numeric(name, value)
+    array = np.array(raw, dtype=float)
+    if array.ndim != 3 or array.shape[1] != array.shape[2]:
+        raise ValueError(f"{name} must have shape (k, n, n) (k square matrices), got shape "
+                         f"{array.shape}")
+    if shape is not None and array.shape[:2] != tuple(shape):
+        k, n = shape
+        raise ValueError(f"{name} must have shape {(k, n, n)}, got shape {array.shape}")
+    k, n = array.shape[:2]
+    if k and not n:
+        raise ValueError(f"{name} must have at least one state, got shape {array.shape}")
+    for bad, what in ((~np.isfinite(array), "a non-finite entry"),
+                      (array < 0, "a negative probability")):
+        if bad.any():
+            i, x, _ = np.argwhere(bad)[0]
+            raise ValueError(f"{name}[{i}] has {what} in the row of state {x}: "
+                             f"{array[i, x].tolist()}")
+    tol = row_sum_tol(raw.dtype, n)
+    sums = array.sum(axis=2)
+    off = np.abs(sums - 1.0) > tol
+    if off.any():
+        i = int(np.argwhere(off)[0][0])
+        check_stochastic_rows(f"{name}[{i}]", sums[i], tol)
+    if tol > ROW_SUM_TOL:
+        array /= sums[:, :, None]
+    return array
+
+
 def finite_vector(name: str, value, n: int | None = None, *, what: str = "") -> np.ndarray:
     """A read-only finite ``float64`` vector (of length ``n`` if given)."""
     array = np.array(as_numeric(name, value), dtype=float, copy=True)

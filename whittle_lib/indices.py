@@ -8,11 +8,16 @@ grows from the empty set to the whole state space as ``lam`` goes from :math:`-\
 :math:`+\infty`; the Whittle index of ``x`` is then :math:`W(x) = \inf\{\lambda: x \in
 \Pi(\lambda)\}` (Whittle 1988).
 
+The criterion is ``discount``: a number in (0, 1) for the discounted reward, ``None`` (the
+default) for the long-run average reward per period.
+
 Functions
 ---------
 whittle_indices
     every index at once, exactly, in :math:`O(n^3)` operations (Gast, Gaujal & Khun 2023,
-    Algorithm 2), with the indexability test of the same paper.
+    Algorithm 2), with the indexability test of the same paper; rested arms (``P0 = I``) and
+    reset arms (every row of ``P0`` the same) are recognised and solved by state elimination
+    (Sonin 2008), about one LU factorisation of work instead of five or six.
 is_indexable
     the verdict alone.
 is_indexable_many
@@ -21,6 +26,8 @@ is_indexable_many
 whittle_indices_bisection
     the slow reference straight from the definition: bisection on ``lam``, every probe an
     MDP solved exactly by policy iteration. Used by the tests.
+gittins_indices
+    the Gittins indices of a classical (rested) bandit arm.
 
 References
 ----------
@@ -31,10 +38,13 @@ References
    391-436, 2023 (arXiv:2203.05207), Algorithm 2.
 .. [NM20] J. Niño-Mora, "A fast-pivoting algorithm for Whittle's restless bandit index",
    *Mathematics* 8(12), 2226, 2020.
+.. [S08] I. M. Sonin, "A generalized Gittins index for a Markov chain and its recursive
+   calculation", *Statistics & Probability Letters* 78(12), 1526-1533, 2008.
 """
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import math
 import warnings
@@ -44,7 +54,9 @@ import numpy as np
 from scipy.linalg import blas, lapack
 
 from . import mdp
-from .arms import ROW_SUM_TOL, RestlessArm
+from ._results import ShortRepr, pandas as _pandas
+from ._validation import as_numeric, check_discount, check_real, stochastic_matrices
+from .arms import RestlessArm
 
 __all__ = [
     "IndexStatus",
@@ -79,6 +91,18 @@ _RCOND_TOL = 1e-13
 #: Number of Sherman-Morrison updates that are delayed and then applied to the working
 #: matrix as one matrix-matrix product (level-3 BLAS).
 _BLOCK = 64
+#: The same for the eliminations of rested and reset arms (two delayed vectors per pivot, a
+#: column and a row, so the rebuilds cost twice as much per pivot: a smaller block).
+_ELIMINATION_BLOCK = 32
+#: ``P0`` counts as the identity (a rested arm) or as rows all equal (a reset arm) when its
+#: entries are within this of it: probabilities are at most 1 and rows normalised in floating
+#: point differ from the exact ones by a few ulps; a transcription error is far larger.
+_STRUCTURE_TOL = 1e-14
+#: Average reward, state elimination: a pivot ``1 - Q[x, x]`` (the probability of leaving
+#: ``x`` for a state not yet eliminated) below this means a class of the active chain closes
+#: without the remaining states, i.e. a multichain policy: the arm goes to the general
+#: recursion, which decides (an exactly multichain chain gives 0 up to rounding, ~1e-16).
+_ELIMINATION_PIVOT_TOL = 1e-8
 
 #: ``ndarray.min`` without its Python wrapper (called twice per pivot).
 _min = np.minimum.reduce
@@ -104,8 +128,8 @@ class IndexStatus(enum.Enum):
     MULTICHAIN = "multichain"
 
 
-@dataclass(frozen=True, eq=False)
-class WhittleIndexResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class WhittleIndexResult(ShortRepr):
     """Whittle indices of an arm and the verdict on its indexability.
 
     Attributes
@@ -119,35 +143,57 @@ class WhittleIndexResult:
         Indexable, not indexable, or multichain.
     indexable : bool
         ``status is IndexStatus.INDEXABLE``.
-    discount : float
-        The discount factor, ``1.0`` for the average-reward criterion.
+    discount : float or None
+        The discount factor, ``None`` for the average-reward criterion.
     passive_order : numpy.ndarray of int
         States in the order they join the passive set as the subsidy increases (the states whose
         index was computed, in non-decreasing order of index). Read-only.
+    fingerprint : str
+        The :attr:`~whittle_lib.arms.RestlessArm.fingerprint` of the arm the indices were
+        computed for: :func:`~whittle_lib.bounds.relaxation_bound`, the index rules and the
+        simulator refuse a result whose arm is not the one they are given.
     violating_state : int or None
         For ``NOT_INDEXABLE``: the first state that leaves the passive set.
     violation_subsidy : float or None
         For ``NOT_INDEXABLE``: the subsidy at which it leaves.
+
+    Examples
+    --------
+    >>> from whittle_lib.arms import RestlessArm
+    >>> arm = RestlessArm(P0=[[0.9, 0.1], [0.9, 0.1]], P1=[[0.1, 0.9], [0.1, 0.9]],
+    ...                   R0=[0.0, 0.0], R1=[0.0, 1.0])
+    >>> result = whittle_indices(arm, discount=0.5)
+    >>> result.fingerprint == arm.fingerprint
+    True
+    >>> result.to_frame().round(6)  # doctest: +NORMALIZE_WHITESPACE
+           index  order
+    state
+    0        0.4      0
+    1        1.0      1
     """
 
     indices: np.ndarray
     status: IndexStatus
     indexable: bool
-    discount: float
+    discount: float | None
     passive_order: np.ndarray
+    fingerprint: str
     violating_state: int | None = None
     violation_subsidy: float | None = None
 
     def __post_init__(self) -> None:
-        indices = np.array(self.indices, dtype=float)
+        indices = np.array(as_numeric("indices", self.indices), dtype=float)
         if indices.ndim != 1:
             raise ValueError(f"indices must be one-dimensional, got shape {indices.shape}")
         if not isinstance(self.status, IndexStatus):
-            raise ValueError(f"status must be an IndexStatus, got {self.status!r}")
+            raise TypeError(f"status must be an IndexStatus, got {self.status!r}")
         if self.indexable != (self.status is IndexStatus.INDEXABLE):
             raise ValueError(f"indexable={self.indexable!r} contradicts status={self.status}")
-        _check_discount(self.discount)
-        order = np.array(self.passive_order, dtype=np.intp)
+        object.__setattr__(self, "discount", check_discount(self.discount))
+        if not isinstance(self.fingerprint, str):
+            raise TypeError("fingerprint must be the arm's fingerprint (a str, "
+                            f"RestlessArm.fingerprint), got {type(self.fingerprint).__name__}")
+        order = np.array(as_numeric("passive_order", self.passive_order), dtype=np.intp)
         if (self.violating_state is None) != (self.status is not IndexStatus.NOT_INDEXABLE):
             raise ValueError("violating_state must be given exactly when status is "
                              f"NOT_INDEXABLE, got {self.violating_state!r} with {self.status}")
@@ -156,17 +202,29 @@ class WhittleIndexResult:
         object.__setattr__(self, "indices", indices)
         object.__setattr__(self, "passive_order", order)
 
+    def to_frame(self):
+        """The indices as a table: one row per state (``state``), with its ``index`` and its
+        ``order`` (its position in :attr:`passive_order`, missing where the computation did
+        not reach it). Needs pandas."""
+        pd = _pandas()
+        n = self.indices.size
+        position = np.full(n, -1)
+        position[self.passive_order] = np.arange(self.passive_order.size)
+        order = pd.array(position, dtype="Int64")
+        order[position < 0] = pd.NA
+        return pd.DataFrame({"index": self.indices, "order": order},
+                            index=pd.RangeIndex(n, name="state"))
 
-def _check_discount(discount) -> float:
-    if isinstance(discount, (bool, np.bool_)) or not isinstance(
-            discount, (int, float, np.integer, np.floating)):
-        raise TypeError("discount must be a number in (0, 1), or 1.0 for the average-reward "
-                        f"criterion, got {discount!r}")
-    discount = float(discount)
-    if not (0.0 < discount < 1.0 or discount == 1.0):
-        raise ValueError("discount must lie in (0, 1), or be 1.0 for the average-reward "
-                         f"criterion, got {discount!r}")
-    return discount
+
+def _criterion(discount) -> str:
+    """``discount=0.9`` or ``average reward``, for messages."""
+    return "average reward" if discount is None else f"discount={discount}"
+
+
+def _check_arm(arm, name: str = "arm") -> RestlessArm:
+    if not isinstance(arm, RestlessArm):
+        raise TypeError(f"{name} must be a RestlessArm, got {type(arm).__name__}")
+    return arm
 
 
 def _reward_scale(arm: RestlessArm) -> float:
@@ -175,45 +233,61 @@ def _reward_scale(arm: RestlessArm) -> float:
     return scale if scale > 0.0 else 1.0
 
 
-def _policy_system(arm: RestlessArm, discount: float):
+def _policy_system(arm: RestlessArm, discount: float, extra=None):
     """Return ``Delta`` and the all-active matrix ``A_0`` of [GGK23], Algorithm 2.
 
-    Discounted: ``A_pi = I - beta P_pi`` and ``Delta = beta (P1 - P0)``. Average reward: the
-    unknowns are the bias ``h`` with ``h[0] = 0`` and the gain ``g`` stored in slot 0, so
-    column 0 of ``I - P_pi`` is replaced by ones and column 0 of ``Delta = P1 - P0`` by zeros.
-    Both are returned in Fortran order, the layout LAPACK works in (no copy on the way in).
+    Discounted: ``A_pi = I - beta P_pi`` and ``Delta = beta (P1 - P0)``. Average reward
+    (``discount`` 1.0 here): the unknowns are the bias ``h`` with ``h[0] = 0`` and the gain
+    ``g`` stored in slot 0, so column 0 of ``I - P_pi`` is replaced by ones and column 0 of
+    ``Delta = P1 - P0`` by zeros. Both are returned in Fortran order, the layout LAPACK works
+    in (no copy on the way in). ``extra`` (rows ``e``, shape ``(m, n)``) is appended below
+    ``Delta``: the recursion then follows ``e^T A_pi^{-1}`` too (see :func:`_ggk`).
     """
     n = arm.n_states
-    delta = np.empty((n, n), order="F")
+    rows = n if extra is None else n + len(extra)
+    delta = np.empty((rows, n), order="F")
     a0 = np.empty((n, n), order="F")
-    np.subtract(arm.P1, arm.P0, out=delta)
+    top = delta if extra is None else delta[:n]
+    np.subtract(arm.P1, arm.P0, out=top)
     if discount < 1.0:
-        delta *= discount
+        top *= discount
         np.multiply(arm.P1, -discount, out=a0)
     else:
-        delta[:, 0] = 0.0
+        top[:, 0] = 0.0
         np.negative(arm.P1, out=a0)
     a0[np.diag_indices(n)] += 1.0
     if discount == 1.0:
         a0[:, 0] = 1.0
+    if extra is not None:
+        delta[n:] = extra
     return delta, a0
 
 
-def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
+def whittle_indices(arm: RestlessArm, *, discount: float | None = None) -> WhittleIndexResult:
     r"""Whittle indices of every state, and an exact indexability test.
 
     Parameters
     ----------
     arm : RestlessArm
         The arm.
-    discount : float
-        Discount factor in (0, 1), or ``1.0`` for the average-reward criterion.
+    discount : float or None, default None
+        Discount factor in (0, 1), or ``None`` for the average-reward criterion (``1.0`` is
+        refused: pass ``None``).
 
     Returns
     -------
     WhittleIndexResult
         Indices, status (indexable / not indexable / multichain), the order in which states
-        join the passive set, and for a non-indexable arm the first state that leaves it.
+        join the passive set, for a non-indexable arm the first state that leaves it, and the
+        arm's fingerprint.
+
+    Raises
+    ------
+    TypeError
+        If ``arm`` is not a :class:`~whittle_lib.arms.RestlessArm` or ``discount`` not a
+        number (or ``None``).
+    ValueError
+        If ``discount`` is outside (0, 1).
 
     Warns
     -----
@@ -273,6 +347,40 @@ def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
     memory. The algorithms of [GGK23]_ and [NM20]_ count :math:`\tfrac23 n^3` for the
     recursion after that initialisation, which dominates.
 
+    **Rested and reset arms.** Two kinds of arm are recognised from ``P0`` (exactly, or within
+    ``1e-14`` per entry) and take a path of about :math:`\tfrac23 n^3` flops, the cost of one
+    LU factorisation:
+
+    * *rested* arms, ``P0 = I`` (the passive action freezes the state; Gittins' setting),
+      discounted. Passive is then optimal for good once it is optimal, so with subsidy
+      :math:`\lambda` the arm is an optimal-stopping problem, and with :math:`h = R_0/(1-\beta)`
+      the stopping reward becomes :math:`\lambda/(1-\beta)` and the running reward
+      :math:`r' = R_1 + \beta P_1 h - h`: :math:`W(x)` is the Gittins index of :math:`(P_1,
+      r')` in its ratio form. Such arms are always indexable. (Average reward, two frozen
+      states already make the policy multichain: such arms take the general recursion.)
+    * *reset* arms, ``P0 = 1 q^T`` (every row of ``P0`` the same: the passive action renews the
+      arm from ``q``), discounted or average reward. With :math:`h = R_0` the advantage of
+      resting in :math:`x` against :math:`K = \lambda + \beta\,q^\top V` compares the stopping
+      reward :math:`K` with the running reward :math:`r' = R_1 - R_0 + \beta P_1 R_0`, so the
+      passive set is :math:`\{x: \alpha(x) \le (1-\beta) K\}` (average reward: :math:`\alpha(x)
+      \le g`) with :math:`\alpha` the Gittins index of :math:`(P_1, r')` in its ratio form
+      (average reward: the undiscounted ratio). As :math:`K` (or :math:`g`) grows with
+      :math:`\lambda`, the arm is indexable and the states become passive in increasing order
+      of :math:`\alpha`; the index of :math:`x` is the subsidy at which the renewal value
+      reaches :math:`\alpha(x)`:
+      :math:`W(x) = \alpha(x)\,(1 + \beta\,T_q) - \beta\,(q^\top R_0 + G_q)`, where :math:`G_q`
+      and :math:`T_q` are the expected (discounted) reward :math:`r'` and time collected from
+      ``q`` until the chain first enters :math:`\{y: \alpha(y) \le \alpha(x)\}`.
+
+    Both come from Sonin's state elimination [S08]_ on :math:`\beta P_1`: the state of largest
+    ratio (collected reward over collected time) is the next index, and is then eliminated
+    (the chain passes through it without stopping; a rank-one update of the rest, Gaussian
+    elimination in data-driven order), with one more row for ``q`` that collects
+    :math:`G_q, T_q`. The updates are delayed in blocks of 32 and applied as one matrix
+    product on the remaining rows and columns: :math:`\tfrac23 n^3` flops. Average reward,
+    a pivot that vanishes (a class of the active chain closes: a multichain policy) sends the
+    arm to the general recursion, which reports it.
+
     References
     ----------
     .. [GGK23] N. Gast, B. Gaujal, K. Khun, "Testing indexability and computing Whittle and
@@ -280,6 +388,8 @@ def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
        Algorithm 2.
     .. [NM20] J. Niño-Mora, "A fast-pivoting algorithm for Whittle's restless bandit index",
        *Mathematics* 8(12), 2226, 2020 (the same count after its initialisation stage).
+    .. [S08] I. M. Sonin, "A generalized Gittins index for a Markov chain and its recursive
+       calculation", *Statist. Probab. Lett.* 78(12), 1526-1533, 2008 (state elimination).
 
     Examples
     --------
@@ -291,27 +401,58 @@ def whittle_indices(arm: RestlessArm, *, discount: float) -> WhittleIndexResult:
     <IndexStatus.INDEXABLE: 'indexable'>
     >>> result.indices.round(6).tolist()
     [0.4, 1.0]
+
+    The average reward is the default criterion:
+
+    >>> whittle_indices(arm).indices.round(6).tolist()
+    [0.8, 1.0]
     """
-    discount = _check_discount(discount)
-    if not isinstance(arm, RestlessArm):
-        raise ValueError(f"arm must be a RestlessArm, got {type(arm).__name__}")
+    discount = check_discount(discount)
+    _check_arm(arm)
+    beta = 1.0 if discount is None else discount
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        result = _ggk(arm, discount)
-    if result.status is IndexStatus.NOT_INDEXABLE:
-        warnings.warn(f"the arm is not indexable (discount={discount}): state "
-                      f"{result.violating_state} leaves the passive set at subsidy "
-                      f"{result.violation_subsidy:.6g}; indices after that point are nan",
-                      stacklevel=2)
-    elif result.status is IndexStatus.MULTICHAIN:
-        warnings.warn(f"ill-posed (discount={discount}): a policy met while computing the "
-                      "indices is multichain (or numerically singular); indices not computed "
-                      "are nan (for average reward, try a discount close to 1)", stacklevel=2)
+        result = None
+        structure = _structure(arm, beta)
+        if structure is not None:
+            result = _eliminate(arm, beta, discount, reset=structure == "reset")
+        if result is None:
+            result = _ggk(arm, beta, discount)[0]
+    _warn_if_degraded(result, stacklevel=3)
     return result
 
 
-def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
-    """The recursion (1)-(3) of :func:`whittle_indices`, blocked; see its Notes."""
+def _warn_if_degraded(result: WhittleIndexResult, stacklevel: int) -> None:
+    criterion = _criterion(result.discount)
+    if result.status is IndexStatus.NOT_INDEXABLE:
+        warnings.warn(f"the arm is not indexable ({criterion}): state "
+                      f"{result.violating_state} leaves the passive set at subsidy "
+                      f"{result.violation_subsidy:.6g}; indices after that point are nan",
+                      stacklevel=stacklevel)
+    elif result.status is IndexStatus.MULTICHAIN:
+        warnings.warn(f"ill-posed ({criterion}): a policy met while computing the "
+                      "indices is multichain (or numerically singular); indices not computed "
+                      "are nan (for average reward, try a discount close to 1)",
+                      stacklevel=stacklevel)
+
+
+def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
+    """The recursion (1)-(3) of :func:`whittle_indices`, blocked; see its Notes.
+
+    ``beta`` is the discount, ``1.0`` for the average reward (``discount`` is what the result
+    records). Returns ``(result, curve)``. With ``extra``, rows ``e`` (shape ``(m, n)``), the
+    recursion also follows :math:`e^\\top V_S(\\lambda)` (the gain, or the value from an
+    initial state) and its slope :math:`e^\\top A_S^{-1} 1_S` (the passive time) like the
+    advantages of ``m`` more states, at ``O(m n)`` more per pivot: ``curve = (mu, G, P,
+    complete)`` gives at the ``K`` finite indices ``mu`` (non-decreasing) the values ``G[k] =
+    e^T V(mu[k])`` and the slopes ``P[k]`` on ``(mu[k], mu[k+1])`` (policy ``mu[:k+1]``
+    passive), so that :math:`e^\\top V(\\lambda) = G[k] + (\\lambda - \\mu_k) P[k]` there and
+    ``G[0]`` below ``mu[0]``; ``complete`` is False when the last policy (every state
+    passive) is multichain and ``P[-1]`` unknown. ``curve`` is None without ``extra`` and when
+    the arm is not indexable. Without ``extra`` the arithmetic is exactly that of the
+    recursion alone.
+    """
     n = arm.n_states
+    me = 0 if extra is None else len(extra)
     R0, R1 = arm.R0, arm.R1
     scale = _reward_scale(arm)
     adv_tol = _ADVANTAGE_TOL * scale
@@ -322,9 +463,10 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         return WhittleIndexResult(indices=indices, status=status,
                                   indexable=status is IndexStatus.INDEXABLE,
                                   discount=discount, passive_order=order,
-                                  violating_state=violating, violation_subsidy=at)
+                                  fingerprint=arm.fingerprint,
+                                  violating_state=violating, violation_subsidy=at), None
 
-    delta, a0 = _policy_system(arm, discount)
+    delta, a0 = _policy_system(arm, beta, extra)
     anorm = np.abs(a0).sum(axis=0).max()
     lu, piv, info = lapack.dgetrf(a0, overwrite_a=True)
     rcond = lapack.dgecon(lu, anorm, norm="1")[0] if info == 0 else 0.0
@@ -341,8 +483,8 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
     for i, p in enumerate(piv.tolist()):
         if p != i:
             st[i], st[p] = st[p], st[i]
-    # Xt[i] = column st[i] of X (over every state). The columns of the states active at the
-    # start of the current block are rows 0..k-1 of Xt.
+    # Xt[i] = column st[i] of X (over every state, then the extra rows). The columns of the
+    # states active at the start of the current block are rows 0..k-1 of Xt.
     Xt = xf.T
     row_of = np.empty(n, dtype=np.intp)
     row_of[st] = np.arange(n)
@@ -351,26 +493,37 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
     # Delayed updates of the current block (j pivots blk[:j]): X = X_b - U L^{-1} X_b[blk, :]
     # with X_b the matrix at the start of the block, U[:, l] = Ut[l] the l-th normalised
     # column of (3) and L unit lower triangular, L[i, l] = Ut[l, blk[i]] (i > l).
-    Ut = np.empty((m, n))
+    Ut = np.empty((m, n + me))
     L = np.zeros((m, m), order="F")
     blk = np.empty(m, dtype=np.intp)
     j = 0
 
     active = np.ones(n, dtype=bool)
-    sign = np.ones(n)  # +1 active, -1 passive
+    sign = np.ones(n + me)  # +1 active, -1 passive (the extra rows: +1)
     # The advantages z at the current index and their slopes 1 - y, both times ``sign``:
     # an event (2) is a ratio zs / ss with ss > 0 (see _next_event).
-    zs = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
-    ss = np.ones(n)
-    sigma = int(np.argmin(zs))
+    if me:
+        zs = np.concatenate([R1 - R0, np.zeros(me)]) + Xt.T @ R1[st]
+    else:
+        zs = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
+    ss = np.ones(n + me)
+    # views on the states (the whole vectors without extra rows); blas.daxpy updates in place
+    zn, sn = zs[:n], ss[:n]
+    sigma = int(np.argmin(zn))
     mu = float(zs[sigma])
     zs -= mu
     indices[sigma] = mu
     order.append(sigma)
-    col, tmp, key = np.empty(n), np.empty(n), np.empty(n)
+    col, tmp, key = np.empty(n + me), np.empty(n + me), np.empty(n)
+    tn, sgn = tmp[:n], sign[:n]
     flat = np.empty(n, dtype=bool)
+    if me:
+        ze, se = zs[n:], ss[n:]
+        curve_g, curve_p = np.empty((n, me)), np.empty((n, me))
+        curve_g[0] = ze + mu
+    last = n + 1 if me else n  # with extra rows, one more pivot: the all-passive policy
 
-    for _ in range(1, n):
+    for it in range(1, last):
         # --- pivot: sigma becomes passive, equation (3) -------------------------------------
         xr = Xt[row_of[sigma]]
         if j:
@@ -380,6 +533,12 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         else:
             np.copyto(col, xr)
         denominator = 1.0 + float(col[sigma])
+        if it == n:  # (extra rows only) the all-passive policy: its passive time
+            complete = denominator > _PIVOT_TOL  # else multichain: its passive time unknown
+            curve_p[-1] = (1.0 - (se - float(ss[sigma]) * (col[n:] / denominator))
+                           if complete else np.nan)
+            return finish(IndexStatus.INDEXABLE)[0], (indices[order], curve_g, curve_p,
+                                                      complete)
         if denominator <= _PIVOT_TOL:  # the next policy is multichain (or, discounted,
             return finish(IndexStatus.MULTICHAIN)  # numerically so: beta too close to 1)
         u = Ut[j]
@@ -394,6 +553,8 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         sign[sigma] = -1.0
         ss[sigma] = -ss[sigma]
         zs[sigma] = -zs[sigma]
+        if me:
+            curve_p[it - 1] = 1.0 - se
         j += 1
         if j == m:  # apply the block: one triangular solve and one level-3 product ...
             # (W = L^{-1} X_b[blk, active]; Xt[:k].T is Fortran-contiguous, so dgemm
@@ -412,17 +573,17 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
             j = 0
 
         # --- next index (2) and indexability test ------------------------------------------
-        np.divide(zs, ss, out=key)  # = z / slope
-        np.abs(ss, out=tmp)
+        np.divide(zn, sn, out=key)  # = z / slope
+        np.abs(sn, out=tn)
         nxt = -1
-        if _min(tmp) > _SLOPE_TOL and _min(zs) >= -adv_tol:
+        if _min(tn) > _SLOPE_TOL and _min(zn) >= -adv_tol:
             # the fast path of _next_event, on the signed vectors
-            np.less_equal(ss, _SLOPE_TOL, out=flat)
+            np.less_equal(sn, _SLOPE_TOL, out=flat)
             np.putmask(key, flat, np.inf)
             nxt = int(key.argmin())
             step, bad_step = max(float(key[nxt]), 0.0), np.inf
         if nxt < 0 or sign[nxt] < 0.0:  # the careful path (flat slopes, ties, violations)
-            nxt, step, bad, bad_step = _next_event(active, sign, ss * sign, key, zs * sign,
+            nxt, step, bad, bad_step = _next_event(active, sgn, sn * sgn, key, zn * sgn,
                                                    adv_tol)
         if bad_step < step - _SUBSIDY_TOL * (scale + abs(mu)):
             # a passive advantage turns positive before the next index: the passive set shrinks
@@ -430,13 +591,19 @@ def _ggk(arm: RestlessArm, discount: float) -> WhittleIndexResult:
         if not math.isfinite(step):
             indices[active] = np.inf  # active is optimal for every larger subsidy
             order.extend(np.flatnonzero(active).tolist())
-            return finish(IndexStatus.INDEXABLE)
+            result = finish(IndexStatus.INDEXABLE)[0]
+            if not me:
+                return result, None
+            return result, (indices[order[:it]], curve_g[:it], curve_p[:it], True)
         sigma = nxt
         mu += step
         zs = blas.daxpy(ss, zs, a=-step)  # z -= step * slope, in place
         indices[sigma] = mu
         order.append(sigma)
-    return finish(IndexStatus.INDEXABLE)
+        if me:
+            curve_g[it] = ze + mu
+    result = finish(IndexStatus.INDEXABLE)[0]
+    return result, ((indices[order], curve_g, curve_p, True) if me else None)
 
 
 def _next_event(active, sign, slope, ratio, z, adv_tol):
@@ -470,15 +637,236 @@ def _next_event(active, sign, slope, ratio, z, adv_tol):
     return nxt, float(step_active[nxt]), bad, float(step_passive[bad])
 
 
-def is_indexable(arm: RestlessArm, *, discount: float) -> bool:
+# --- rested and reset arms: state elimination -----------------------------------------------
+
+def _structure(arm: RestlessArm, beta: float) -> str | None:
+    """``"rested"`` (``P0 = I``, discounted only), ``"reset"`` (every row of ``P0`` the same)
+    or ``None``, within :data:`_STRUCTURE_TOL` per entry; cheap on other arms (the first
+    entries differ)."""
+    P0 = arm.P0
+    n = P0.shape[0]
+    if n < 2:
+        return None
+    tol = _STRUCTURE_TOL
+    if beta < 1.0 and P0[0, 0] >= 1.0 - tol and P0[1, 1] >= 1.0 - tol:
+        diagonal = P0.diagonal()
+        # rows are non-negative and sum to one within ROW_SUM_TOL: off the diagonal a row
+        # holds its sum minus its diagonal entry
+        if diagonal.min() >= 1.0 - tol and (P0.sum(axis=1) - diagonal).max() <= tol:
+            return "rested"
+        return None
+    first = P0[0]
+    if np.abs(P0[1] - first).max() > tol:
+        return None
+    chunk = max(1, (1 << 15) // n)                # about 32K entries at a time, in cache
+    for start in range(2, n, chunk):
+        rows = P0[start:start + chunk]
+        if not (rows == first).all() and np.abs(rows - first).max() > tol:
+            return None
+    return "reset"
+
+
+class _Gemm:
+    """``C += A @ B`` in place on a block of a larger array (any leading dimension), through
+    the BLAS ``dgemm`` that SciPy exports for Cython (:mod:`scipy.linalg.cython_blas`).
+
+    SciPy's Python wrappers copy an operand that is not contiguous, and the block of remaining
+    rows and columns of an elimination is not: this writes into it where it lies. Without that
+    entry point (an unusual SciPy build), NumPy forms the product and adds it (the same
+    result, with one temporary array per block)."""
+
+    def __init__(self):
+        self.function = None
+        try:
+            from scipy.linalg import cython_blas
+
+            capsule = cython_blas.__pyx_capi__["dgemm"]
+            get_name = ctypes.pythonapi.PyCapsule_GetName
+            get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+            get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+            get_pointer.restype = ctypes.c_void_p
+            get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+            pointer = get_pointer(capsule, get_name(capsule))
+            integer, real = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_double)
+            prototype = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, integer,
+                                         integer, integer, real, ctypes.c_void_p, integer,
+                                         ctypes.c_void_p, integer, real, ctypes.c_void_p,
+                                         integer)
+            self.function = prototype(pointer)
+            self.one = ctypes.c_double(1.0)
+        except Exception:  # noqa: BLE001 - any failure means: use the NumPy product
+            self.function = None
+
+    def __call__(self, C, A, B):
+        """``C += A @ B``: ``C`` with unit stride down its columns (a Fortran-ordered block),
+        ``A`` and ``B`` with unit stride along one axis (a block of a C or a Fortran array)."""
+        if self.function is None:
+            C += A @ B
+            return
+        m, n = C.shape
+        k = A.shape[1]
+        if m == 0 or n == 0 or k == 0:
+            return
+        if C.dtype != np.float64 or C.strides[0] != 8:
+            raise ValueError("_Gemm writes into float64 blocks with unit stride down the columns")
+        size = ctypes.c_int
+        operands = []
+        for X in (A, B):
+            if X.dtype != np.float64:
+                raise ValueError("_Gemm multiplies float64 arrays")
+            if X.strides[0] == 8 and X.strides[1] >= 8 * max(X.shape[0], 1):
+                operands.append((b"N", X.ctypes.data, X.strides[1] // 8))
+            elif X.strides[1] == 8 and X.strides[0] >= 8 * max(X.shape[1], 1):
+                operands.append((b"T", X.ctypes.data, X.strides[0] // 8))
+            else:
+                raise ValueError("_Gemm needs operands with unit stride along one axis")
+        (ta, pa, lda), (tb, pb, ldb) = operands
+        self.function(ta, tb, ctypes.byref(size(m)), ctypes.byref(size(n)),
+                      ctypes.byref(size(k)), ctypes.byref(self.one), pa,
+                      ctypes.byref(size(lda)), pb, ctypes.byref(size(ldb)),
+                      ctypes.byref(self.one), C.ctypes.data,
+                      ctypes.byref(size(C.strides[1] // 8)))
+
+
+_gemm = None
+
+
+def _block_product():
+    global _gemm
+    if _gemm is None:
+        _gemm = _Gemm()
+    return _gemm
+
+
+def _eliminate(arm: RestlessArm, beta: float, discount: float | None, *, reset: bool):
+    """All indices of a rested or a reset arm by state elimination (see :func:`whittle_indices`,
+    Notes); ``None`` when a pivot vanishes (average reward: a multichain policy), so that the
+    general recursion decides.
+
+    The matrix ``Q`` starts as ``beta P1`` (row ``y``, column ``x``: the weight of a step from
+    ``y`` to ``x``) with one more row on top, ``q`` (reset arms; zeros for rested arms):
+    from it the chain starts afresh. Each state carries the reward ``G`` and the (discounted)
+    time ``T`` collected from it until the chain returns to a state not yet eliminated: first
+    ``r'`` and ``1``, the ``q`` row ``0`` and ``0``. The state of largest ``G / T`` is the next
+    index (the largest remaining one); eliminating ``x`` with ``N = 1 / (1 - Q[x, x])`` adds to
+    every row ``y`` the detours through ``x``: ``Q[y, :] += Q[y, x] N Q[x, :]``, ``G[y] +=
+    Q[y, x] N G[x]``, ``T[y] += Q[y, x] N T[x]`` [S08]_.
+
+    Storage: ``Q`` in C order (``beta P1`` needs no transposition), the live rows in ``Q[:r]``
+    and the live columns in ``Q[:, :k]``; the ``j`` eliminations of the current block are
+    delayed as ``Q = Q_b + A^T B`` with ``A[l]`` the scaled column and ``B[l]`` the row of the
+    ``l``-th (each current when it was eliminated), so the column and the row of the next pivot
+    are rebuilt with two products with ``j`` vectors; a full block is applied as one matrix
+    product on the live ``r x k`` block, then the eliminated rows and columns are replaced by
+    the last live ones.
+    """
+    n = arm.n_states
+    P1, R0, R1 = arm.P1, arm.R0, arm.R1
+    P1R0 = P1 @ R0
+    if reset:
+        q = arm.P0[0]
+        reward = R1 - R0 + beta * P1R0
+        qR0 = float(q @ R0)
+    else:
+        reward = R1 - R0 + beta * (P1R0 - R0) / (1.0 - beta)
+    width = n + 1                              # rows: 0 the restart row, 1 + s state s
+    Q = np.empty((width, n))
+    np.multiply(P1, beta, out=Q[1:])
+    Q[0] = q if reset else 0.0
+    G = np.concatenate([[0.0], reward])        # collected reward (row order)
+    T = np.concatenate([[0.0], np.ones(n)])    # collected time (row order)
+    column_state = np.arange(n)                # the state of each column
+    column_of = np.arange(n)
+    row_state = np.arange(-1, n)               # the state of each row; -1: the restart row
+    row_of = np.arange(1, n + 1)
+    k, r = n, width                            # live columns, live rows
+    m = min(_ELIMINATION_BLOCK, n)
+    # the delayed vectors of a block, as wide as the live rows and columns at its start (so
+    # that A[:j] and B[:j] are contiguous)
+    A = np.empty((m, r))
+    B = np.empty((m, k))
+    blk = np.empty(m, dtype=np.intp)
+    j = 0
+    gemm = _block_product()
+    pivot_tol = _ELIMINATION_PIVOT_TOL if beta == 1.0 else 0.0
+    indices = np.empty(n)
+    eliminated = np.empty(n, dtype=np.intp)
+    ratio = np.empty(n)
+    for step in range(n):
+        # --- the next index: the live state of largest G / T ---------------------------------
+        live = ratio[:r - 1]
+        np.divide(G[1:r], T[1:r], out=live)
+        i = int(live.argmax()) + 1             # its row
+        x = int(row_state[i])
+        alpha = float(live[i - 1])
+        indices[x] = (alpha * (1.0 + beta * float(T[0])) - beta * (qR0 + float(G[0]))
+                      if reset else alpha)
+        eliminated[step] = x
+        if step == n - 1:
+            break
+        # --- eliminate x: its current column (over the live rows) and row (live columns) ----
+        c = column_of[x]
+        scaled, bv = A[j], B[j]
+        if j:
+            np.dot(B[:j, c], A[:j], out=scaled)
+            scaled += Q[:r, c]
+            np.dot(A[:j, i], B[:j], out=bv)
+            bv += Q[i, :k]
+        else:
+            np.copyto(scaled, Q[:r, c])
+            np.copyto(bv, Q[i, :k])
+        pivot = 1.0 - float(scaled[i])
+        if not pivot > pivot_tol:
+            return None
+        np.divide(scaled, pivot, out=scaled)
+        gx, tx = float(G[i]), float(T[i])
+        blas.daxpy(scaled, G[:r], a=gx)        # in place
+        blas.daxpy(scaled, T[:r], a=tx)
+        G[i] = -np.inf                         # never the largest ratio again
+        blk[j] = x
+        j += 1
+        if j == m:
+            # --- apply the block on the live r x k block, then compact it --------------------
+            # Q[:r, :k] += A^T B, i.e. its Fortran view (k x r) += B^T (k x m) @ A (m x r)
+            gemm(Q[:r, :k].T, B.T, A)
+            k -= m
+            holes = column_of[blk]
+            holes = holes[holes < k]
+            fill = np.arange(k, k + m)
+            fill = fill[G[row_of[column_state[fill]]] > -np.inf]
+            Q[:r, holes] = Q[:r, fill]
+            column_state[holes] = column_state[fill]
+            column_of[column_state[holes]] = holes
+            r -= m
+            holes = row_of[blk]
+            holes = holes[holes < r]
+            fill = np.arange(r, r + m)
+            fill = fill[G[fill] > -np.inf]
+            Q[holes, :k] = Q[fill, :k]
+            G[holes], T[holes] = G[fill], T[fill]
+            row_state[holes] = row_state[fill]
+            row_of[row_state[holes]] = holes
+            A = np.empty((m, r))
+            B = np.empty((m, k))
+            j = 0
+    # states join the passive set from the smallest index: the eliminations reversed, sorted
+    # (stably) where rounding left two a few ulps out of order
+    order = eliminated[::-1]
+    order = order[np.argsort(indices[order], kind="stable")]
+    return WhittleIndexResult(indices=indices, status=IndexStatus.INDEXABLE, indexable=True,
+                              discount=discount, passive_order=order,
+                              fingerprint=arm.fingerprint)
+
+
+def is_indexable(arm: RestlessArm, *, discount: float | None = None) -> bool:
     """Whether the arm is indexable, by the exact test of :func:`whittle_indices`.
 
     Parameters
     ----------
     arm : RestlessArm
         The arm.
-    discount : float
-        Discount factor in (0, 1), or ``1.0`` for average reward.
+    discount : float or None, default None
+        Discount factor in (0, 1), or ``None`` for the average reward.
 
     Returns
     -------
@@ -515,7 +903,7 @@ def is_indexable(arm: RestlessArm, *, discount: float) -> bool:
 _SURE = 2.0
 
 
-def is_indexable_many(P0, P1, R0, R1, *, discount: float) -> np.ndarray:
+def is_indexable_many(P0, P1, R0, R1, *, discount: float | None = None) -> np.ndarray:
     r"""The exact indexability test of :func:`whittle_indices` on many arms of ``n`` states.
 
     Parameters
@@ -524,8 +912,8 @@ def is_indexable_many(P0, P1, R0, R1, *, discount: float) -> np.ndarray:
         Passive and active transition matrices of ``k`` arms, rows summing to 1.
     R0, R1 : array_like, shape (k, n)
         Their passive and active rewards.
-    discount : float
-        Discount factor in (0, 1), or ``1.0`` for the average-reward criterion (then every
+    discount : float or None, default None
+        Discount factor in (0, 1), or ``None`` for the average-reward criterion (then every
         arm is tested by :func:`is_indexable`, one at a time).
 
     Returns
@@ -533,6 +921,14 @@ def is_indexable_many(P0, P1, R0, R1, *, discount: float) -> np.ndarray:
     numpy.ndarray of bool, shape (k,)
         ``is_indexable(RestlessArm(P0[i], P1[i], R0[i], R1[i]), discount=discount)`` for
         each ``i``.
+
+    Raises
+    ------
+    TypeError
+        For entries that are not numbers, or a ``discount`` that is not a number (or None).
+    ValueError
+        For a wrong shape, a non-finite reward, a matrix that is not stochastic (naming the
+        arm and the state), or a ``discount`` outside (0, 1).
 
     Notes
     -----
@@ -543,6 +939,13 @@ def is_indexable_many(P0, P1, R0, R1, *, discount: float) -> np.ndarray:
     dozen), where :func:`whittle_indices` spends its time in Python rather than in
     arithmetic; for large arms call :func:`is_indexable`. :math:`X_\emptyset` comes from one
     batched solve, and the Sherman-Morrison updates (3) are applied to the whole of ``X``.
+
+    It is a second implementation of the recursion, not the core of :func:`whittle_indices`
+    with a batch of one: the single-arm path keeps only the columns of the still-active
+    states and applies its updates 64 at a time as triangular solves and matrix products
+    (level-3 BLAS, which the batched arrays of many small arms cannot use), so routing one arm
+    through this function would change its bits and cost ``n^3`` more flops for large arms.
+    The tests compare the two on thousands of arms.
 
     The arithmetic is not that of :func:`whittle_indices` (another factorisation, updates not
     delayed), so the two may differ by a few ulps. Every decision of the recursion compares a
@@ -567,28 +970,23 @@ def is_indexable_many(P0, P1, R0, R1, *, discount: float) -> np.ndarray:
     >>> is_indexable_many(P0, P1, R0, R1, discount=0.9).tolist()
     [True, True]
     """
-    discount = _check_discount(discount)
-    P0 = np.array(P0, dtype=float)
-    P1 = np.array(P1, dtype=float)
-    R0 = np.array(R0, dtype=float)
-    R1 = np.array(R1, dtype=float)
-    if P0.ndim != 3 or P0.shape[1] != P0.shape[2]:
-        raise ValueError(f"P0 must have shape (k, n, n), got shape {P0.shape}")
+    discount = check_discount(discount)
+    P0 = stochastic_matrices("P0", P0)
     k, n = P0.shape[:2]
-    for name, arr, shape in (("P1", P1, (k, n, n)), ("R0", R0, (k, n)), ("R1", R1, (k, n))):
-        if arr.shape != shape:
-            raise ValueError(f"{name} must have shape {shape} like P0, got shape {arr.shape}")
-    for name, arr in (("P0", P0), ("P1", P1), ("R0", R0), ("R1", R1)):
+    P1 = stochastic_matrices("P1", P1, (k, n))
+    R0, R1 = (np.array(as_numeric(name, value), dtype=float)
+              for name, value in (("R0", R0), ("R1", R1)))
+    for name, arr in (("R0", R0), ("R1", R1)):
+        if arr.shape != (k, n):
+            raise ValueError(f"{name} must have shape {(k, n)} like P0, got shape {arr.shape}")
         if not np.isfinite(arr).all():
-            raise ValueError(f"{name} must be finite")
-    for name, arr in (("P0", P0), ("P1", P1)):
-        if (arr < 0).any() or (np.abs(arr.sum(axis=2) - 1.0) > ROW_SUM_TOL).any():
-            raise ValueError(f"{name} must hold stochastic matrices (entries >= 0, rows summing "
-                             f"to 1 within {ROW_SUM_TOL:g})")
+            i, x = np.argwhere(~np.isfinite(arr))[0]
+            raise ValueError(f"{name} must be finite, got {float(arr[i, x])!r} for arm {i}, "
+                             f"state {x}")
     if k == 0 or n == 0:
         return np.zeros(k, dtype=bool)
-    if discount == 1.0:
-        return np.array([is_indexable(RestlessArm(P0[i], P1[i], R0[i], R1[i]), discount=1.0)
+    if discount is None:
+        return np.array([is_indexable(RestlessArm(P0[i], P1[i], R0[i], R1[i]))
                          for i in range(k)], dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         verdict, unsure = _ggk_many(P0, P1, R0, R1, discount)
@@ -598,7 +996,14 @@ def is_indexable_many(P0, P1, R0, R1, *, discount: float) -> np.ndarray:
 
 
 def _ggk_many(P0, P1, R0, R1, discount):
-    """``(verdict, unsure)`` of :func:`is_indexable_many` (discounted), see its Notes."""
+    """``(verdict, unsure)`` of :func:`is_indexable_many` (discounted), see its Notes.
+
+    One algorithm, two implementations, on purpose: this is :func:`_ggk` vectorised over arms
+    (full ``X`` updated at each pivot, no delayed blocks), and :func:`whittle_indices` does not
+    call it with one arm because its blocked level-3 updates (and only them) keep large arms at
+    a few LU factorisations and give the bits the stored results were computed with.
+    The library's tests compare the two verdicts on thousands of arms.
+    """
     k, n = R0.shape
     arms = np.arange(k)
     rewards = np.concatenate([R0, R1], axis=1)
@@ -686,7 +1091,7 @@ def _optimal_advantage(arm, discount, lam, active, tol):
     return sol.q[:, 1] - sol.q[:, 0], sol.policy.astype(bool)
 
 
-def whittle_indices_bisection(arm: RestlessArm, *, discount: float,
+def whittle_indices_bisection(arm: RestlessArm, *, discount: float | None = None,
                               tol: float = 1e-10) -> np.ndarray:
     r"""Whittle indices from the definition, by bisection on the subsidy (slow reference).
 
@@ -701,12 +1106,12 @@ def whittle_indices_bisection(arm: RestlessArm, *, discount: float,
     Parameters
     ----------
     arm : RestlessArm
-        The arm. For ``discount=1.0`` every policy must be unichain (e.g. all transition
+        The arm. For the average reward every policy must be unichain (e.g. all transition
         probabilities positive); otherwise the linear solves fail.
-    discount : float
-        Discount factor in (0, 1), or ``1.0`` for average reward.
+    discount : float or None, default None
+        Discount factor in (0, 1), or ``None`` for the average reward.
     tol : float, default 1e-10
-        Width of the final bisection interval (reward units).
+        Width of the final bisection interval (reward units), positive.
 
     Returns
     -------
@@ -728,37 +1133,37 @@ def whittle_indices_bisection(arm: RestlessArm, *, discount: float,
     >>> whittle_indices_bisection(arm, discount=0.5).round(6).tolist()
     [0.4, 1.0]
     """
-    discount = _check_discount(discount)
-    tol = float(tol)
-    if not tol > 0.0:
-        raise ValueError(f"tol must be positive, got {tol!r}")
+    discount = check_discount(discount)
+    _check_arm(arm)
+    tol = check_real("tol", tol, 0.0, np.inf, low_open=True, high_open=True)
+    beta = 1.0 if discount is None else discount
     n = arm.n_states
     scale = _reward_scale(arm)
     # Values are O(scale / (1 - discount)) (discounted) or biases O(n * scale) (average);
     # policy evaluation errs by a few hundred ulps of that, far below 1e-12 of it.
-    pi_tol = 1e-12 * scale * (1.0 / (1.0 - discount) if discount < 1.0 else n)
+    pi_tol = 1e-12 * scale * (1.0 / (1.0 - beta) if beta < 1.0 else n)
     limit = 1e12 * scale
     out = np.empty(n)
     policy = np.ones(n, dtype=bool)
     for x in range(n):
         lo, hi = -scale, scale
-        adv, policy = _optimal_advantage(arm, discount, lo, policy, pi_tol)
+        adv, policy = _optimal_advantage(arm, beta, lo, policy, pi_tol)
         while adv[x] <= 0.0 and lo > -limit:  # x must be active at lo
             hi, lo = lo, 2.0 * lo
-            adv, policy = _optimal_advantage(arm, discount, lo, policy, pi_tol)
+            adv, policy = _optimal_advantage(arm, beta, lo, policy, pi_tol)
         if adv[x] <= 0.0:
             out[x] = -np.inf
             continue
-        adv, policy = _optimal_advantage(arm, discount, hi, policy, pi_tol)
+        adv, policy = _optimal_advantage(arm, beta, hi, policy, pi_tol)
         while adv[x] > 0.0 and hi < limit:  # x must be passive at hi
             lo, hi = hi, 2.0 * hi
-            adv, policy = _optimal_advantage(arm, discount, hi, policy, pi_tol)
+            adv, policy = _optimal_advantage(arm, beta, hi, policy, pi_tol)
         if adv[x] > 0.0:
             out[x] = np.inf
             continue
         while hi - lo > tol:
             mid = 0.5 * (lo + hi)
-            adv, policy = _optimal_advantage(arm, discount, mid, policy, pi_tol)
+            adv, policy = _optimal_advantage(arm, beta, mid, policy, pi_tol)
             if adv[x] > 0.0:
                 lo = mid
             else:
@@ -778,8 +1183,9 @@ def gittins_indices(P, R, *, discount: float) -> np.ndarray:
     and it is the Whittle index of the *rested* arm that freezes and pays nothing when passive
     (``P0 = I``, ``R0 = 0``; Whittle 1980, [W88]_): with subsidy ``lam`` for passivity,
     resting forever in ``x`` pays ``lam / (1 - beta)``, and ``x`` is on the boundary exactly
-    when ``lam`` equals the best reward rate. Such an arm is always indexable, so the indices
-    come from :func:`whittle_indices`' exact algorithm.
+    when ``lam`` equals the best reward rate. Such an arm is always indexable, and
+    :func:`whittle_indices` computes its indices by state elimination (Sonin 2008, [S08]_),
+    about the cost of one LU factorisation.
 
     Parameters
     ----------
@@ -788,7 +1194,8 @@ def gittins_indices(P, R, *, discount: float) -> np.ndarray:
     R : array_like, shape (n,)
         Reward when it is played.
     discount : float
-        ``beta`` in (0, 1).
+        ``beta`` in (0, 1) (a discounted criterion only: an undiscounted rested arm is
+        multichain).
 
     Returns
     -------
@@ -798,6 +1205,8 @@ def gittins_indices(P, R, *, discount: float) -> np.ndarray:
     ----------
     .. [W88] P. Whittle, "Restless bandits: activity allocation in a changing world",
        *J. Appl. Probab.* 25A, 287-298, 1988.
+    .. [S08] I. M. Sonin, "A generalized Gittins index for a Markov chain and its recursive
+       calculation", *Statist. Probab. Lett.* 78(12), 1526-1533, 2008.
 
     Examples
     --------
@@ -807,8 +1216,6 @@ def gittins_indices(P, R, *, discount: float) -> np.ndarray:
     >>> gittins_indices([[1.0, 0.0], [1.0, 0.0]], [1.0, 0.0], discount=0.5).round(12).tolist()
     [1.0, 0.5]
     """
-    discount = _check_discount(discount)
-    if discount == 1.0:
-        raise ValueError("discount must lie in (0, 1) for Gittins indices, got 1.0")
+    discount = check_discount(discount, average=False)
     arm = RestlessArm.rested(P, R)
     return whittle_indices(arm, discount=discount).indices

@@ -597,7 +597,7 @@ def check_index_forms(model: crawling.CrawlingModel, index_states: int, *,
                                for j in k] for i in range(model.n_sources)])
     engine = [indices.whittle_indices(
         crawling.visited_state_arm(model.u[i], model.alpha[i], index_states + extra_states),
-        discount=1.0) for i in range(model.n_sources)]
+        discount=None) for i in range(model.n_sources)]
     engine_indices = np.array([r.indices[:index_states] for r in engine])
     tol = 1e-9 * model.u_star.max()
     theorem1 = index_theorem1(x, u, alpha)

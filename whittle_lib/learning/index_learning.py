@@ -253,11 +253,11 @@ class FiniteArmIndexProblem:
     >>> import numpy as np
     >>> from whittle_lib import RestlessArm, random_arm, whittle_indices
     >>> arm = random_arm(4, rng=7)
-    >>> order = np.argsort(whittle_indices(arm, discount=1.0).indices)
+    >>> order = np.argsort(whittle_indices(arm, discount=None).indices)
     >>> mine = RestlessArm(arm.P0[np.ix_(order, order)], arm.P1[np.ix_(order, order)],
     ...                    arm.R0[order], arm.R1[order])
     >>> run = learn_whittle_index(mine, 2_000, rng=2018, steps=StepSizes(a0=0.2))
-    >>> exact = whittle_indices(mine, discount=1.0).indices
+    >>> exact = whittle_indices(mine, discount=None).indices
     >>> bool(np.abs(run.y - exact).max() < 0.5 < np.ptp(exact))    # a range of 3.3
     True
     """
@@ -336,7 +336,7 @@ class FiniteArmIndexProblem:
 
 
 #: The criterion of whittle_indices for the average reward.
-_AVERAGE = 1.0
+_AVERAGE = None
 
 
 def _check_threshold_order(arm: RestlessArm) -> None:
