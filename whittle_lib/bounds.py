@@ -81,7 +81,7 @@ class RelaxationBound(ShortRepr):
 
     bound: float
     subsidy: float
-    activation: str = "exactly"
+    activation: str = "at_most"
     discount: float | None = None
     shares: np.ndarray | None = None
     method: str = "dual"
