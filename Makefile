@@ -61,7 +61,7 @@ report: $(STAMP)
 # The site under build/html/ (Sphinx with MyST-NB, docs/conf.py): the stored notebooks, not
 # run, the reading order, a status page, the library's API and the source of every module;
 # MathJax is copied from a Python package, so the pages read the same without network. Any
-# Sphinx warning fails the build; tests/test_site.py walks every local link.
+# Sphinx warning fails the build; tests/apparatus/test_site.py walks every local link.
 html: $(STAMP)
 	$(BIN)/python -m replication.site
 
@@ -105,12 +105,12 @@ test-portable: $(STAMP)
 	    $(BIN)/python -m replication.check --machine $(PORTABLE_MACHINE) --jobs $(JOBS); \
 	else echo "test-portable: skipped on $$(uname -m) (the emulated machines are x86-64)"; fi
 
-# The fingerprint of the CPU-sensitive computations (tests/portable_fingerprint.py) natively and
+# The fingerprint of the CPU-sensitive computations (tests/apparatus/portable_fingerprint.py) natively and
 # as aarch64 Linux (qemu user-mode, Debian arm64 Python, the pinned NumPy/SciPy aarch64 wheels):
 # every line but NumPy's own control line must be identical. The script installs
 # qemu-user-static with apt-get and caches the arm64 sysroot in /tmp (about a minute at first).
 # The script is part of the checkout (AARCH64_FINGERPRINT=/path/to/another.sh runs another).
-AARCH64_FINGERPRINT ?= tests/aarch64_fingerprint.sh
+AARCH64_FINGERPRINT ?= tests/apparatus/aarch64_fingerprint.sh
 
 test-aarch64: $(STAMP)
 	@if [ ! -f '$(AARCH64_FINGERPRINT)' ]; then \

@@ -42,7 +42,8 @@ def save_figure(fig: plt.Figure, notebook: str, name: str) -> None:
     Written to a temporary file first and renamed, with no timestamp or software version in
     the PNG, so the bytes depend only on the figure. In a Jupyter kernel the saved bytes are
     displayed as the cell's image output, so the stored notebook shows exactly the figure
-    under ``figures/`` (``tests/test_notebooks.py`` checks it); outside one nothing is shown.
+    under ``figures/`` (``tests/apparatus/test_notebooks.py`` checks it); outside one nothing is
+    shown.
 
     Returns nothing (a notebook cell ending with it shows the figure, not a path): the file is
     ``output_root() / "figures" / notebook / f"{name}.png"``.

@@ -17,7 +17,8 @@ Two rules, both about wall time on a few cores; no test depends on either:
 
 import pytest
 
-SHARED_FIXTURE_MODULES = ("tests/test_site.py", "tests/test_surface.py", "tests/test_portable.py")
+SHARED_FIXTURE_MODULES = ("tests/apparatus/test_site.py", "tests/library/test_surface.py",
+                          "tests/apparatus/test_portable.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

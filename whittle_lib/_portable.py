@@ -14,7 +14,7 @@ The functions here avoid these sources:
   msun and musl) written with NumPy's element-wise ``+ - * /``, ``abs``, ``trunc``, ``rint``,
   ``floor``, ``frexp``, ``ldexp`` and integer operations on the bits, each exact or correctly
   rounded by IEEE 754: the same bits on any machine and any NumPy build, within 1 ulp of the
-  exact value (``tests/test_portable_elementary.py`` measures each against mpmath). Nothing
+  exact value (the project's test suite measures each against mpmath). Nothing
   goes through NumPy's long double type, whose width differs between platforms (x87 80-bit on
   x86-64 Linux, IEEE quad on aarch64 Linux, double on macOS arm64 and Windows). On 10^6
   doubles :func:`exp` costs about 40 times ``np.exp``'s AVX-512 loop and the others 200 to
@@ -24,7 +24,7 @@ The functions here avoid these sources:
   whose order does not depend on the CPU, never BLAS or LAPACK. It is meant for the small
   systems (tens of unknowns) solved once per step of a learning loop.
 
-``tests/test_portable.py`` checks the results bit for bit under other NumPy dispatch targets and
+The project's test suite checks the results bit for bit under other NumPy dispatch targets and
 OpenBLAS kernels (``NPY_DISABLE_CPU_FEATURES``, ``OPENBLAS_CORETYPE``); ``make test-aarch64``
 checks them under an emulated aarch64 Linux.
 """
@@ -529,8 +529,7 @@ _POW_HALF_Z = _from_high(0x3fe00001)         # |y log2 x| at or above: split off
 
 def power(x, y):
     """``x**y`` by fdlibm's algorithm in element-wise IEEE operations: the same bits on every
-    machine, within 1 ulp (0.84 ulp at most on 10^6 arguments,
-    ``tests/test_portable_elementary.py``).
+    machine, within 1 ulp (0.84 ulp at most on 10^6 arguments, measured against mpmath).
 
     ``log2|x|`` in two pieces (``t1`` with 21 significant bits plus ``t2``), ``y log2|x| =
     n + z`` in simulated double-double, ``2^z`` by the polynomial of :func:`exp`, scaled by

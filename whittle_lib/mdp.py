@@ -1602,7 +1602,7 @@ def _products(mdp: FiniteMDP, G: np.ndarray) -> np.ndarray:
 
 #: Below this many columns :func:`_rvi_loop` makes one sparse matrix-vector product per column,
 #: above it one matrix-matrix product (SciPy's ``csr_matvecs``, which adds the products of each
-#: row in the same order as ``csr_matvec``: the same bits, ``tests/test_mdp.py``).
+#: row in the same order as ``csr_matvec``: the same bits, as the project's tests check).
 _ROWS_BY_VECTOR = 8
 
 

@@ -645,8 +645,8 @@ def learn_whittle_index(problem, n_steps: int, *, rng, batch_shape=(), steps=Ste
     the Cholesky factors of ``B_n + B_{-1}``) is computed for a block of steps at once, and the
     loop over steps does only what depends on ``r_n`` and ``y_n``. Every element-wise operation
     and every sum is the one a step-by-step loop makes, in the same order (``B_n`` by
-    ``numpy.add.accumulate``, sequential): the bits are those of the plain loop, which
-    ``tests/test_index_learning.py`` keeps as a reference. The problem's methods must broadcast
+    ``numpy.add.accumulate``, sequential): the bits are those of the plain loop, which the
+    project's test suite keeps as a reference. The problem's methods must broadcast
     over leading axes (``phi``, ``psi``, ``base_index``, ``reward_*`` of shape
     ``(steps, *batch)``).
     """
@@ -664,7 +664,7 @@ def learn_whittle_index_many(problem, n_steps: int, *, rng, steps, subsidy_at="t
 
     ``learn_whittle_index_many(problem, n, rng=seed, steps=S, subsidy_at=A)[k]`` equals
     ``learn_whittle_index(problem, n, rng=seed, steps=S[k], subsidy_at=A[k])`` field for
-    field and bit for bit (``tests/test_index_learning.py``): every run sees the thresholds
+    field and bit for bit (a test of the project checks it): every run sees the thresholds
     and utilities that ``rng`` draws (common random numbers, as a sweep over step sizes
     wants them), so the joint chain, its features and the sums ``B_n``, ``A_n`` are computed
     once for all runs, and each step updates the iterates of all runs with one set of NumPy

@@ -298,7 +298,7 @@ def sherman_morrison_average(inverse, v, step):
 
     With ``b = 1/(n+1)`` the factors are ``(n+1)/n`` and ``n``. The paper prints ``n/(n-1)`` and
     ``n - 1`` (the factors for ``b = 1/n``) and ``B^-1(n)`` instead of ``B^-1(n-1)`` in the
-    numerator. ``tests/test_lspe.py`` checks this update against a direct inverse.
+    numerator. The project's tests check this update against a direct inverse.
     """
     step = check_real("step", step, 0.0, 1.0, low_open=True, high_open=True)
     inverse, v = _finite("inverse", inverse), _finite("v", v)
@@ -715,10 +715,10 @@ def run_lspe_many(model: CrawlingModel, settings, rngs) -> list:
     the scheme (``run_lspe`` is a stack of one).
 
     ``run_lspe_many(model, settings, rngs)[k]`` equals ``run_lspe(model, settings[k],
-    rng=rngs[k])`` field for field and bit for bit (``tests/test_lspe.py``): every step makes
-    the same floating-point operations in the same order whatever the other runs of the stack
-    (NumPy's sums along the last axis of a C-contiguous stack run row by row as for one row; the
-    Tikhonov solve is :func:`_solve_spd_rows`, which has the bits of
+    rng=rngs[k])`` field for field and bit for bit (a test of the project checks it): every
+    step makes the same floating-point operations in the same order whatever the other runs of
+    the stack (NumPy's sums along the last axis of a C-contiguous stack run row by row as for
+    one row; the Tikhonov solve is :func:`_solve_spd_rows`, which has the bits of
     :func:`whittle_lib.arithmetic.solve_spd` of one system), and each run draws from its own
     generator in a run's order: its decisions (``action="sample"``), then every 1,000 steps its
     arrivals. A run that stops early (breakdown, divergence) leaves the stack at that step, with

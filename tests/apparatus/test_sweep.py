@@ -2,7 +2,7 @@
 folder on a process pool or a dask cluster, checks names and values before any run, never
 touches the reference, and prints one table of the results rows that change.
 
-The demo notebook and the scratch project are those of ``tests/test_runner.py``: x = mu * k
+The demo notebook and the scratch project are those of ``tests/apparatus/test_runner.py``: x = mu * k
 for k < n, and a claim that holds for mu <= 1.
 """
 

@@ -1,6 +1,6 @@
 """Print a fingerprint of the library's CPU-sensitive computations (run as a script).
 
-``tests/test_portable.py`` runs this under the native machine and under emulated ones
+``tests/apparatus/test_portable.py`` runs this under the native machine and under emulated ones
 (``replication/machines.py``) and requires the same output: the learning runs and simulations that
 the notebooks store give the same bits whatever the BLAS kernel and the NumPy SIMD loops. It runs
 in portable mode (``whittle_lib.set_portable(True)``), as the notebooks do; the library's
@@ -55,7 +55,7 @@ def main() -> None:
     print("simulation stacked", digest(*[r.rewards for r in many]))
     run = run_lspe(model, LSPESettings(n_steps=400, record_every=50), rng=3)
     print("lspe", digest(run.rewards, run.q, run.r))
-    # notebook 02's runs go stacked (run 0 is the run above, bit for bit, tests/test_lspe.py)
+    # notebook 02's runs go stacked (run 0 is the run above, bit for bit, tests/library/test_lspe.py)
     stacked = run_lspe_many(model, [LSPESettings(n_steps=400, record_every=50)] * 2, [3, 5])
     print("lspe stacked", digest(*[a for r in stacked for a in (r.rewards, r.q, r.r)]))
     learned = learn_whittle_index(CrawlerIndexProblem(model, p=0.1), 400, rng=4,

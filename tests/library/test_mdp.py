@@ -807,7 +807,7 @@ def _q_batch_before_1_0(mdp_, H, scale=None):
 def _rvi_loop_before_rows(mdp_, H, refs, tau, tol, rules, max_iter, scale=None):
     """mdp._rvi_loop before its iterates became rows (issue 24 goal 5), verbatim but for the
     names: the reference for bits (several rules: the apparatus' ReadingsRule, tested in
-    tests/test_papers_robots_1999.py)."""
+    tests/apparatus/test_papers_robots_1999.py)."""
     m, n_rules = refs.size, len(rules)
     iterations = np.full((n_rules, m), max_iter, dtype=np.int64)
     statistic = np.full((n_rules, m), np.inf)

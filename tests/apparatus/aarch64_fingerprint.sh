@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Run tests/portable_fingerprint.py natively and as aarch64 (qemu user-mode emulation, Debian
+# Run tests/apparatus/portable_fingerprint.py natively and as aarch64 (qemu user-mode emulation, Debian
 # bookworm arm64 Python 3.11 in a private sysroot, the pinned numpy/scipy aarch64 wheels) and
 # print the lines that differ. Run it from a project checkout (read only; nothing is written there):
-#     bash tests/aarch64_fingerprint.sh            (make test-aarch64)
+#     bash tests/apparatus/aarch64_fingerprint.sh            (make test-aarch64)
 # Exit 0 if every line but "control numpy" is identical, 1 otherwise, 2 on a setup error.
 # The control line (NumPy's own SIMD exp/log) is expected to differ and is only reported.
 # Env: PYTHON (native interpreter; default .venv/bin/python, else python3),
@@ -11,7 +11,7 @@
 # Installs qemu-user-static with apt-get if missing; arm64 packages are only downloaded and
 # unpacked into the cache folder (separate apt state: the host's dpkg is not touched).
 set -euo pipefail
-[ -f tests/portable_fingerprint.py ] || { echo "run this from the project checkout" >&2; exit 2; }
+[ -f tests/apparatus/portable_fingerprint.py ] || { echo "run this from the project checkout" >&2; exit 2; }
 PROJ=$(pwd)
 PY=${PYTHON:-}
 [ -n "$PY" ] || { [ -x .venv/bin/python ] && PY=.venv/bin/python || PY=python3; }
@@ -48,10 +48,10 @@ if [ ! -d "$SITE/numpy" ]; then
 fi
 
 NATIVE=$(mktemp); ARM=$(mktemp); trap 'rm -f "$NATIVE" "$ARM"' EXIT
-PYTHONPATH="$PROJ" "$PY" tests/portable_fingerprint.py > "$NATIVE"
+PYTHONPATH="$PROJ" "$PY" tests/apparatus/portable_fingerprint.py > "$NATIVE"
 start=$(date +%s)
 PYTHONPATH="$SITE:$PROJ" qemu-aarch64-static -L "$W/sysroot" "$W/sysroot/usr/bin/python3.11" \
-  tests/portable_fingerprint.py > "$ARM"
+  tests/apparatus/portable_fingerprint.py > "$ARM"
 echo "emulated aarch64 run: $(( $(date +%s) - start )) s" >&2
 
 "$PY" - "$NATIVE" "$ARM" <<'EOF'

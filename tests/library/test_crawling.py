@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from whittle_lib import indices, mdp
 from whittle_lib.models import crawling
-from replication.papers import crawling_2015 as c15
 
 TABLE_ONE = crawling.table_one()
 
@@ -128,28 +127,6 @@ def test_index_divides_by_the_crawling_cost():
     x = crawling.visited_states(u, alpha, [1, 2, 3])
     np.testing.assert_allclose(crawling.whittle_index(x, u, alpha, C=2.0),
                                crawling.whittle_index(x, u, alpha) / 2)
-
-
-def test_printed_forms_against_the_index():
-    k = np.arange(1, 31)
-    u, alpha = TABLE_ONE.u[:, None], TABLE_ONE.alpha[:, None]
-    x = crawling.visited_states(u, alpha, k)
-    exact = crawling.whittle_index(x, u, alpha)
-    # Theorem 1: right on every visited state (at x_k the ceilings k and k+1 give the same value)
-    np.testing.assert_allclose(c15.index_theorem1(x, u, alpha), exact, rtol=1e-12)
-    # ... but 0 above u*, where the index is x
-    assert c15.index_theorem1(2 * TABLE_ONE.u_star[0], TABLE_ONE.u[0], TABLE_ONE.alpha[0]) == 0
-    # The Remark: wrong wherever the plain ceiling overshoots, by exactly u alpha**k
-    remark = c15.index_remark(x, u, alpha)
-    wrong = ~np.isclose(remark, exact, rtol=1e-12)
-    assert wrong.any()
-    # (a difference of numbers of size u*: absolute error a few ulps of u*)
-    np.testing.assert_allclose((exact - remark)[wrong], np.broadcast_to(u * alpha ** k, x.shape)[wrong],
-                               atol=1e-9 * TABLE_ONE.u_star.max())
-    # The 2018 form: always off by u alpha**eta (eta from the plain ceiling it prints)
-    eta = c15._eta_printed(x, u, alpha)
-    np.testing.assert_allclose(c15.index_2018(x, u, alpha) - c15.index_theorem1(x, u, alpha),
-                               u * alpha ** eta, atol=1e-9 * TABLE_ONE.u_star.max())
 
 
 @given(st.integers(1, 30), st.floats(-100.0, 400.0))

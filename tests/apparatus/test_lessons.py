@@ -6,7 +6,7 @@ expected to fail (``xfail(strict=True)``): the helper who restructures it remove
 set (and from ``NOT_YET_PROSE_NUMBERS``), and from then on the test guards it; a notebook that
 passes while still listed fails the run, so the sets never lag behind the notebooks.
 
-``pytest tests/test_lessons.py -s`` (or ``python -m replication.lesson``) prints the table.
+``pytest tests/apparatus/test_lessons.py -s`` (or ``python -m replication.lesson``) prints the table.
 """
 
 from pathlib import Path
@@ -15,7 +15,7 @@ import pytest
 
 from replication import lesson
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # Not yet restructured into Part I (the lesson) and Part II (the record).

@@ -1,4 +1,4 @@
-"""Replications over executors, and the interval helpers of the results files.
+"""Replications over executors, and the confidence intervals.
 
 References: the serial loop for the pool and a thread executor; SciPy's Wilson interval.
 """
@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from replication import records as replication
 from whittle_lib import stats
 
 
@@ -45,23 +44,6 @@ def test_share_interval_is_scipys_wilson_interval(k, n):
     lo, hi = ci.low, ci.high
     # z = 1.96 against SciPy's exact normal quantile 1.959964: the bounds agree to 1e-4
     assert lo == pytest.approx(ref.low, abs=1e-4) and hi == pytest.approx(ref.high, abs=1e-4)
-
-
-@pytest.mark.parametrize("mean, half, text", [
-    (260.4994, 0.1712, "260.50 ± 0.17"),
-    (0.68, 0.3049, "0.68 ± 0.30"),
-    (197.04, 46.31, "197 ± 46"),
-    (5.0, 0.0, "5 ± 0"),
-    (61.283, 0.997, "61.3 ± 1.0"),     # the rounding carries into a new digit
-    (0.1234, 0.0996, "0.12 ± 0.10"),
-])
-def test_format_estimate_keeps_the_digits_the_interval_supports(mean, half, text):
-    assert replication.format_estimate(mean, half) == text
-
-
-def test_format_estimate_rejects_a_negative_half_width():
-    with pytest.raises(ValueError, match="half-width"):
-        replication.format_estimate(1.0, -0.1)
 
 
 def test_sweep_on_a_dask_cluster_equals_the_serial_sweep():

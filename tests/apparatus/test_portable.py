@@ -16,7 +16,7 @@ import pytest
 
 from whittle_lib import _portable as fp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 from replication import machines  # noqa: E402
 
 x86 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
@@ -24,7 +24,7 @@ x86 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
 
 
 def _fingerprint(env_machine=None) -> dict[str, str]:
-    cmd = [sys.executable, str(ROOT / "tests" / "portable_fingerprint.py")]
+    cmd = [sys.executable, str(ROOT / "tests" / "apparatus" / "portable_fingerprint.py")]
     env = None
     if env_machine is not None:
         import os

@@ -19,7 +19,7 @@ import replication
 from replication.params import (ParameterSpec, ParameterValues, check_parameters,
                                 parse_parameters_cell, read_parameter_specs)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CELL = """\
 # Parameters in papermill's grammar: name: type = default  # [range: ]help

@@ -15,7 +15,7 @@ from replication.papers import rl_index_2018 as B
 from replication.records import format_estimate
 from whittle_lib.learning import LearnedIndexRule, StepSizes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = C.table_one(250)
 
 # The keys the notebook records in its cells, with the module's notes (as 03 writes them).

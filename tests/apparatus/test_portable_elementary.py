@@ -25,7 +25,7 @@ import pytest
 
 from whittle_lib import _portable as fp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # fdlibm's stated bound for each algorithm is "less than 1 ulp"; the maxima measured on 10^6
 # arguments of the samplers below (seed 0, mpmath at 120 bits) are 0.795 (expm1), 0.811
@@ -190,7 +190,7 @@ def test_the_library_does_not_use_longdouble():
 
 
 def _fingerprint(prelude: str) -> dict[str, str]:
-    script = prelude + "\nimport runpy; runpy.run_path('tests/portable_fingerprint.py', run_name='__main__')"
+    script = prelude + "\nimport runpy; runpy.run_path('tests/apparatus/portable_fingerprint.py', run_name='__main__')"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return dict(line.rsplit(" ", 1) for line in out.stdout.splitlines())

@@ -10,7 +10,7 @@ import pytest
 
 from replication import records as replication
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 # The notebooks that replicate a paper (all but the 00_ primer): they have data/expected.
 PAPER_NOTEBOOKS = [nb for nb in NOTEBOOKS if not nb.stem.startswith("00_")]
@@ -139,7 +139,7 @@ def test_the_aarch64_check_is_part_of_the_checkout():
     default = re.search(r"^AARCH64_FINGERPRINT \?= (\S+)$", (ROOT / "Makefile").read_text(),
                         re.M).group(1)
     script = ROOT / default
-    assert default == "tests/aarch64_fingerprint.sh" and script.is_file()
+    assert default == "tests/apparatus/aarch64_fingerprint.sh" and script.is_file()
     assert script.stat().st_mode & 0o111                       # executable
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0   # it parses
-    assert "tests/portable_fingerprint.py" in script.read_text()
+    assert "tests/apparatus/portable_fingerprint.py" in script.read_text()

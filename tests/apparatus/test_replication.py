@@ -286,3 +286,20 @@ def test_the_summary_shows_every_note_in_full_and_prints_the_summary_table():
     assert escape(note) in html and "..." not in html and "…" not in html
     assert html.count('class="whittle-note"') == 1          # the reproduced row is counted only
     assert repr(summary) == R.summary_table(rows)            # what nbval compares as text
+
+
+@pytest.mark.parametrize("mean, half, text", [
+    (260.4994, 0.1712, "260.50 ± 0.17"),
+    (0.68, 0.3049, "0.68 ± 0.30"),
+    (197.04, 46.31, "197 ± 46"),
+    (5.0, 0.0, "5 ± 0"),
+    (61.283, 0.997, "61.3 ± 1.0"),     # the rounding carries into a new digit
+    (0.1234, 0.0996, "0.12 ± 0.10"),
+])
+def test_format_estimate_keeps_the_digits_the_interval_supports(mean, half, text):
+    assert R.format_estimate(mean, half) == text
+
+
+def test_format_estimate_rejects_a_negative_half_width():
+    with pytest.raises(ValueError, match="half-width"):
+        R.format_estimate(1.0, -0.1)

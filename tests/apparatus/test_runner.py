@@ -21,7 +21,7 @@ import pytest
 
 from replication.records import read_results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NB = "99_demo"
 KERNEL = "whittle-lib"
 
