@@ -771,7 +771,7 @@ def _as_rule(rule):
     if isinstance(rule, WhittleIndexResult):
         raise TypeError("rule must give one priority per arm, got one WhittleIndexResult: "
                         "pass a list of them, one per arm, or IndexRule(results)")
-    if callable(rule):
+    if callable(rule) or hasattr(rule, "start"):
         return rule
     if isinstance(rule, (list, tuple, np.ndarray)):
         return IndexRule(rule)
