@@ -239,8 +239,8 @@ def test_record_runs_name_and_split_the_groups_and_judge_readings_counts_them():
     assert rows[4]["active arms"].startswith("every run broke down")
     for row, name in zip([r for r in rows if r["#"] != "-"], judged.one_arm):
         one_arm, in_band = judged.one_arm[name], judged.in_band[name]
-        assert row["one arm"].startswith(f"{one_arm.satisfied}/2 {one_arm.verdict_text} [")
-        assert row["reward in band"].startswith(f"{in_band.satisfied}/2 {in_band.verdict_text}")
+        assert row["one arm"] == f"{one_arm.satisfied}/2 {one_arm.verdict_text}"
+        assert row["reward in band"] == f"{in_band.satisfied}/2 {in_band.verdict_text}"
 
 
 def test_summarise_runs_and_the_evidence_of_the_single_run_claims():

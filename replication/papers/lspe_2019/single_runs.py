@@ -128,8 +128,8 @@ class ReadingsJudgement:
         numbered ``"1"``, ``"2"``, ... (the order of the recorded values), a group whose runs
         all broke down marked ``"-"``; for each judged group the mean over runs of a run's
         number of crawled sources and of its reward (95% half-widths), and for "one arm" and
-        "reward in band" the runs that satisfy the claim, the verdict and the 95% Wilson
-        interval of their share (``"6/6 holds [0.61, 1.00]"``)."""
+        "reward in band" the runs that satisfy the claim and the verdict (``"6/6 holds"``; the
+        95% Wilson interval of their share is in the evidence, :func:`one_arm_evidence`)."""
         table, k = [], 0
         for name in self.groups:
             if name in self.broken:
@@ -143,8 +143,7 @@ class ReadingsJudgement:
                    "reward": _est(*_mean_ci(rew))}
             for claim, v in (("one arm", self.one_arm[name]),
                              ("reward in band", self.in_band[name])):
-                row[claim] = (f"{v.satisfied}/{v.runs} {v.verdict_text} "
-                              f"[{v.share_low:.2f}, {v.share_high:.2f}]")
+                row[claim] = f"{v.satisfied}/{v.runs} {v.verdict_text}"
             table.append(row)
         return table
 
