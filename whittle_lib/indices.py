@@ -88,6 +88,11 @@ _PIVOT_TOL = 1e-10
 #: Reciprocal condition number below which the all-active policy matrix is singular
 #: (a multichain all-active policy in the average-reward case).
 _RCOND_TOL = 1e-13
+#: Discounted, the conditioning is not estimated when its lower bound (see :func:`_ggk`) is
+#: this many times ``_RCOND_TOL``: the estimate (a lower bound of ||A_0^{-1}||_1, from the
+#: computed factors, within a relative O(n eps / rcond) of it) could not then fall below the
+#: threshold.
+_RCOND_MARGIN = 1e3
 #: Number of Sherman-Morrison updates that are delayed and then applied to the working
 #: matrix as one matrix-matrix product (level-3 BLAS).
 _BLOCK = 64
@@ -464,9 +469,15 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
                                   violating_state=violating, violation_subsidy=at), None
 
     delta, a0 = _policy_system(arm, beta, extra)
-    anorm = np.abs(a0).sum(axis=0).max()
+    # The estimate of A_0's conditioning costs a tenth of its factorisation. Discounted,
+    # A_0 = I - beta P1 has ||A_0^{-1}||_inf = 1 / (1 - beta) and ||A_0||_1 <= 1 + beta n, so
+    # its reciprocal condition number (1-norm) is at least (1 - beta) / (n (1 + beta n)): when
+    # that is above the threshold by a wide margin the estimate would pass, and is not made.
+    conditioned = beta < 1.0 and (1.0 - beta) >= _RCOND_MARGIN * _RCOND_TOL * n * (1.0 + beta * n)
+    anorm = None if conditioned else np.abs(a0).sum(axis=0).max()
     lu, piv, info = lapack.dgetrf(a0, overwrite_a=True)
-    rcond = lapack.dgecon(lu, anorm, norm="1")[0] if info == 0 else 0.0
+    if info == 0:
+        rcond = np.inf if conditioned else lapack.dgecon(lu, anorm, norm="1")[0]
     if info != 0 or rcond < _RCOND_TOL:
         # average reward: multichain all-active policy; discounted (I - beta P is a
         # non-singular M-matrix) only when beta is within rounding of 1

@@ -3,7 +3,8 @@
 ``whittle_indices`` on an arm that is neither rested nor reset runs Gast, Gaujal & Khun's
 recursion (``indices._ggk``), and ``relaxation_bound`` runs it with extra rows. Its speed is
 worked on with every floating-point operation kept: the same BLAS and NumPy routines on the
-same operands in the same order. The stored results of the collection depend on those
+same operands in the same order (and, discounted, without the estimate of the conditioning
+where a bound shows it passes). The stored results of the collection depend on those
 bits. ``ggk_before`` below is the recursion as it was at commit e6373ef (frozen: its own copies
 of the policy system, the careful event search and the tolerances), and the tests compare the
 two byte for byte on arms of many sizes (one to five blocks of delayed updates), both criteria,
@@ -406,3 +407,20 @@ def test_whittle_indices_equals_the_recursion_before(discount):
         after = indices.whittle_indices(arm, discount=discount)
     assert before.indices.tobytes() == after.indices.tobytes()
     assert before.passive_order.tobytes() == after.passive_order.tobytes()
+
+
+def test_the_conditioning_estimate_is_skipped_only_where_it_passes():
+    # discounted: skipped when (1 - beta) / (n (1 + beta n)) >= 1e3 * _RCOND_TOL, where the
+    # estimate is far above the threshold; near beta = 1 it is made and decides
+    for n, beta in ((50, 0.9), (200, 0.999), (400, 0.99)):
+        arm = dense(np.random.default_rng(n), n)
+        a0 = np.eye(n) - beta * arm.P1
+        lu, _, info = lapack.dgetrf(np.asfortranarray(a0))
+        rcond = lapack.dgecon(lu, np.abs(a0).sum(axis=0).max(), norm="1")[0]
+        bound = (1.0 - beta) / (n * (1.0 + beta * n))
+        assert rcond >= bound >= indices._RCOND_MARGIN * indices._RCOND_TOL
+    arm = dense(np.random.default_rng(1), 30)
+    close = 1.0 - 1e-15  # A_0 singular within rounding: the estimate is made and says so
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _compare(arm, close) is IndexStatus.MULTICHAIN
