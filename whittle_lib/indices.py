@@ -543,13 +543,15 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
     divide, multiply, subtract, dot, fmin = np.divide, np.multiply, np.subtract, np.dot, np.fmin
     daxpy = blas.daxpy
     inf = np.inf
+    infinity = np.array(np.inf)  # a 0-d operand: no conversion of a Python float per call
+    size = n + me  # daxpy's n, given by position: no keyword parsing per call
 
     for it in range(1, last):
         # --- pivot: sigma becomes passive, equation (3) -------------------------------------
         xr = Xt[row_of[sigma]]
         gj, bj, uj, lj, u = views[j]
         if j:
-            xr.take(bj, out=gj)
+            xr.take(bj, None, gj, "clip")  # the indices are in range: no checks
             solve(j)  # gj = L[:j, :j]^{-1} xr[blk[:j]]
             dot(gj, uj, out=col)
             subtract(xr, col, out=col)
@@ -571,7 +573,7 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
         blk[j] = sigma
         # y += (1 - y[sigma]) u, i.e. every slope moves by -slope[sigma] u
         multiply(u, sign, out=tmp)
-        ss = daxpy(tmp, ss, a=-float(ss[sigma]))  # in place (contiguous float64)
+        ss = daxpy(tmp, ss, size, -float(ss[sigma]))  # in place (contiguous float64)
         sign[sigma] = -1.0
         ss[sigma] = -ss[sigma]
         nz[sigma] = -nz[sigma]
@@ -605,7 +607,7 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
             # every slope is then away from zero: the candidates are the positive ones, and
             # -(z / slope) is kept there, -inf elsewhere (slope * inf is +-inf)
             divide(zn, sn, out=key)
-            multiply(sn, inf, out=tn)
+            multiply(sn, infinity, out=tn)
             fmin(key, tn, out=key)
             nxt = int(key.argmax())
             step, bad_step = max(-float(key[nxt]), 0.0), inf
@@ -627,7 +629,7 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
             return result, (indices[order[:it]], curve_g[:it], curve_p[:it], True)
         sigma = nxt
         mu += step
-        nz = daxpy(ss, nz, a=step)  # z -= step * slope, in place (negated)
+        nz = daxpy(ss, nz, size, step)  # z -= step * slope, in place (negated)
         indices[sigma] = mu
         order.append(sigma)
         if me:
