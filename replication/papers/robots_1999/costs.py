@@ -15,8 +15,8 @@ from .paper import format_verdicts as _format_verdicts
 from .paper import table_row_parameters as _table_row_parameters
 
 __all__ = ["MU_TEXT", "LOSS_PROBABILITY_TEXT", "static_cost_loss_probability",
-           "static_costs_matched", "brute_static_costs_matched", "CostReadings",
-           "check_cost_readings", "mu_readings", "loss_probability_readings"]
+           "static_costs_matched", "brute_static_costs_matched", "check_cost_readings",
+           "mu_readings", "loss_probability_readings"]
 
 #: The claims of Secs. 4 and 6 on the cost, as the results file words them.
 MU_TEXT = "mu was fixed and set to 0.5"

@@ -16,10 +16,9 @@ from .paper import state_tuple as _state_tuple
 from .paper import with_verdicts as _with_verdicts
 
 __all__ = ["EQ19", "EQ20", "LEMMA4", "MULTICHAIN_EXAMPLE", "PROPOSITION3", "EQ21", "EQ25",
-           "EQ25_EVIDENCE", "CONJECTURE", "F00", "TransitionLawCheck", "check_transition_law",
-           "eq19_evidence", "eq20_evidence", "MDPStructureCheck", "check_mdp_structure",
-           "lemma4_readings", "multichain_example_evidence", "proposition3_evidence",
-           "eq21_evidence", "ConjectureCheck", "check_conjecture", "conjecture_evidence",
+           "EQ25_EVIDENCE", "CONJECTURE", "F00", "check_transition_law", "eq19_evidence",
+           "eq20_evidence", "check_mdp_structure", "lemma4_readings", "multichain_example_evidence",
+           "proposition3_evidence", "eq21_evidence", "check_conjecture", "conjecture_evidence",
            "f00_evidence"]
 
 #: The claims of Section 3 of [TLNC99]_ as the results file words them.

@@ -12,8 +12,8 @@ from whittle_lib.models import robots as _q
 from ...records import load_expected as _load_expected
 from ...records import parse_setting as _parse_setting
 
-__all__ = ["NOTEBOOK", "printed_values", "check_notebook_parameters", "figure_of",
-           "figure_setting", "table_row_parameters", "prints_as", "format_verdicts"]
+__all__ = ["printed_values", "check_notebook_parameters", "figure_of", "figure_setting",
+           "table_row_parameters", "prints_as", "format_verdicts"]
 
 #: The notebook whose expected table (``data/expected/<NOTEBOOK>.csv``) transcribes the draft.
 NOTEBOOK = "05_robot_queue"

@@ -21,10 +21,9 @@ from .paper import format_verdicts as _format_verdicts
 from .paper import prints_as as _prints_as
 from .paper import table_row_parameters as _table_row_parameters
 
-__all__ = ["PROPOSITION4", "TAU_REMARK", "TAU_VALUES", "PROPOSITION4_READINGS", "ThetaCheck",
-           "check_theta", "Proposition4Readings", "proposition4_readings",
-           "rvi_iterations_by_tau", "tau_remark_holds", "tau_remark_evidence",
-           "format_proposition4", "ThetaAtPaperTau", "theta_at_paper_tau",
+__all__ = ["PROPOSITION4", "TAU_REMARK", "TAU_VALUES", "PROPOSITION4_READINGS", "check_theta",
+           "proposition4_readings", "rvi_iterations_by_tau", "tau_remark_holds",
+           "tau_remark_evidence", "format_proposition4", "theta_at_paper_tau",
            "proposition4_verdicts"]
 
 #: Proposition 4's conclusion and the remark of Sec. 4 on ``tau``, as the results file words

@@ -19,8 +19,8 @@ from .paper import has_state as _has_state
 from .paper import one_step_cost as _one_step_cost
 from .paper import state_tuple as _state_tuple
 
-__all__ = ["STOPPING_READINGS", "H0_READINGS", "ReadingRun", "ReadingsRule", "rvi_readings",
-           "SingleReadingSearch", "single_reading_search"]
+__all__ = ["STOPPING_READINGS", "H0_READINGS", "ReadingsRule", "rvi_readings",
+           "single_reading_search"]
 
 #: The two readings of the stopping rule "max_x |(h_{k+1}(x) - h_k(x)) / h_k(x)| < 1e-5"
 #: (Sec. 3; Sec. 4: "the relative error between two consecutive iterates was (uniformly) less

@@ -19,12 +19,11 @@ from .paper import with_verdicts as _with_verdicts
 
 __all__ = ["EQ4_AT_ONE", "LEMMA1", "PROPOSITION1", "PROPOSITION2", "FIG2", "LEMMA2", "LEMMA3",
            "EQ16", "CITED_THRESHOLD", "EQ14_FOR_EQ11", "EQ15_FROM_ITSELF", "EQ4_AT_ONE_EVIDENCE",
-           "PROPOSITION1_EVIDENCE", "EQ15_EVIDENCE", "check_eq4_at_rho_one", "Lemma1Check",
-           "check_lemma1", "lemma1_evidence", "check_proposition1", "check_proposition2",
-           "proposition2_evidence", "fig2_evidence", "Lemma23Check", "check_lemmas_2_3",
-           "lemma2_evidence", "lemma3_evidence", "eq16_exact", "Eq16Check", "check_eq16",
-           "eq16_readings", "rho_at_cited_threshold", "check_eq11", "cited_threshold_evidence",
-           "eq14_evidence", "format_static_checks"]
+           "PROPOSITION1_EVIDENCE", "EQ15_EVIDENCE", "check_eq4_at_rho_one", "check_lemma1",
+           "lemma1_evidence", "check_proposition1", "check_proposition2", "proposition2_evidence",
+           "fig2_evidence", "check_lemmas_2_3", "lemma2_evidence", "lemma3_evidence", "eq16_exact",
+           "check_eq16", "eq16_readings", "rho_at_cited_threshold", "check_eq11",
+           "cited_threshold_evidence", "eq14_evidence", "format_static_checks"]
 
 #: The claims of Sec. 2 of [TLNC99]_ as the results file words them.
 EQ4_AT_ONE = "C(1,gamma,K) = (gamma+mu)/(K+1)"

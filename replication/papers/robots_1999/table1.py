@@ -20,9 +20,8 @@ from .paper import table_row_parameters as _table_row_parameters
 from .readings import (H0_READINGS, STOPPING_READINGS, SingleReadingSearch, rvi_readings,
                        single_reading_search)
 
-__all__ = ["Table1Row", "Table1Results", "table1_results", "table1_cd_readings",
-           "IterationSpread", "iteration_spread", "Table1Readings", "table1_readings",
-           "IterationCounts", "iteration_counts"]
+__all__ = ["table1_results", "table1_cd_readings", "iteration_spread", "table1_readings",
+           "iteration_counts"]
 
 
 @dataclass(frozen=True)

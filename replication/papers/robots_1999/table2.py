@@ -11,10 +11,10 @@ from whittle_lib.models import robots as _q
 from .paper import format_verdicts as _format_verdicts
 from .paper import table_row_parameters as _table_row_parameters
 
-__all__ = ["TABLE2_SHIFTED_ROWS", "TABLE2_SETTING", "TABLE2_SETTING_VALUE", "TABLE2_SETTING_NOTE",
-           "DYNAMIC_CHEAPER", "DYNAMIC_CHEAPER_EVIDENCE", "PoolSearch", "pool_search",
-           "NMaxReadings", "n_max_readings", "Table2Row", "table2_results", "format_table2_shifted",
-           "table2_cd_diagnosis", "table2_n_max_readings", "dynamic_cheaper"]
+__all__ = ["TABLE2_SETTING", "TABLE2_SETTING_VALUE", "TABLE2_SETTING_NOTE", "DYNAMIC_CHEAPER",
+           "DYNAMIC_CHEAPER_EVIDENCE", "pool_search", "n_max_readings", "table2_results",
+           "format_table2_shifted", "table2_cd_diagnosis", "table2_n_max_readings",
+           "dynamic_cheaper"]
 
 #: The two rows of Table 2 whose printed ``C_d`` no computation gives (the shifted block): each
 #: is searched over every pool between ``N_s`` and the unconstrained one (:func:`pool_search`).
