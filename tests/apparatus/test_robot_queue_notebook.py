@@ -63,6 +63,10 @@ def part_one_state(tmp_path_factory):
     is defined (the model of Fig. 7, the operator T, the exact gain...): the state a reader's
     kernel has when they reach the exercises."""
     import matplotlib
+    import pandas as pd
+
+    import whittle_lib as wl
+
     matplotlib.use("agg")
     needed = {"np", "Q", "params", "space", "K", "c", "P0", "P1", "ok0", "ok1", "T", "x_hat",
               "exact"}
@@ -70,14 +74,20 @@ def part_one_state(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     old = os.environ.get("WHITTLE_OUTPUT_ROOT")
     os.environ["WHITTLE_OUTPUT_ROOT"] = str(out)      # figures saved on the way go here
+    # the cells switch on portable arithmetic, set matplotlib's style and pandas' options for
+    # the whole process: this worker's other tests get the process back as it was
+    portable, rows = wl.is_portable(), pd.get_option("display.max_rows")
     try:
-        for cell in lesson.part_one(_cells()):
-            if cell["cell_type"] == "code":
-                with contextlib.redirect_stdout(io.StringIO()):
-                    exec(compile(_source(cell), "<cell>", "exec"), namespace)
-            if needed <= namespace.keys():
-                break
+        with matplotlib.rc_context():
+            for cell in lesson.part_one(_cells()):
+                if cell["cell_type"] == "code":
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        exec(compile(_source(cell), "<cell>", "exec"), namespace)
+                if needed <= namespace.keys():
+                    break
     finally:
+        wl.set_portable(portable)
+        pd.set_option("display.max_rows", rows)
         if old is None:
             os.environ.pop("WHITTLE_OUTPUT_ROOT")
         else:
@@ -89,9 +99,11 @@ def part_one_state(tmp_path_factory):
 @pytest.mark.parametrize("number", [1, 2, 3])
 def test_a_solution_prints_what_its_text_says(part_one_state, number):
     _, code, text = _solutions()[number - 1]
+    import whittle_lib as wl
+
     namespace = dict(part_one_state)       # each solution from the state of Part I
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
+    with contextlib.redirect_stdout(printed), wl.portable():   # as the notebook's arithmetic
         exec(compile(code, f"<exercise {number}>", "exec"), namespace)
     assert printed.getvalue() == text
 
