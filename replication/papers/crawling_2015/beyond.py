@@ -17,9 +17,9 @@ from whittle_lib.models import crawling, crawling_policies as policies
 from ...records import format_estimate
 from .laws import reward_estimate
 
-__all__ = ["COMPARED_POLICIES", "StochasticComparison", "TIE_ORDERS_NOTE", "TieOrders",
-           "boundary_ties", "comparison_rules", "stochastic_comparison",
-           "stochastic_comparison_note", "tie_order_averages", "tie_orders"]
+__all__ = ["COMPARED_POLICIES", "TIE_ORDERS_NOTE", "boundary_ties", "comparison_rules",
+           "stochastic_comparison", "stochastic_comparison_note", "tie_order_averages",
+           "tie_orders"]
 
 
 # -- ties in the index ---------------------------------------------------------------------------

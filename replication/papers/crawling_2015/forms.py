@@ -24,7 +24,7 @@ from whittle_lib import arithmetic as _fp
 from whittle_lib import indices
 from whittle_lib.models import crawling
 
-__all__ = ["INDEX_FORMS", "IndexFormsCheck", "check_index_forms", "index_2018", "index_2018_with",
+__all__ = ["INDEX_FORMS", "check_index_forms", "index_2018", "index_2018_with",
            "index_forms_notes", "index_remark", "index_theorem1"]
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from whittle_lib.models import crawling, crawling_policies as policies
 from ...records import confidence_interval, format_estimate
 
-__all__ = ["BASE_LAW_READINGS", "BaseLawReading", "RewardEstimate", "reward_estimate"]
+__all__ = ["BASE_LAW_READINGS", "BaseLawReading", "reward_estimate"]
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,7 @@ from ...records import format_estimate, load_expected
 from .forms import index_2018
 from .laws import BASE_LAW_READINGS
 
-__all__ = ["OnlySourceRule", "Printed2018Rule", "PrintedRewards", "QuotedReadings",
-           "Readings254", "RunSpread", "deterministic_readings", "horizons_matching",
+__all__ = ["OnlySourceRule", "Printed2018Rule", "deterministic_readings", "horizons_matching",
            "one_run_spread", "printed_rewards", "quoted_259_note", "quoted_readings",
            "readings_254", "running_average", "starts"]
 
@@ -379,7 +378,7 @@ def one_run_spread(model: crawling.CrawlingModel, rule, M: int, *, laws=BASE_LAW
     ----------
     model : CrawlingModel
     rule : callable
-        A priority rule (:class:`policies.WhittleRule`).
+        The policy, ``rule(x, age, t) -> priority`` (:func:`policies.simulate_crawling`).
     M : int
     laws : sequence of BaseLawReading
     periods, replications, burn_in : int
