@@ -1,8 +1,8 @@
 """The notebooks' code cells and the library at a page's width: ruff (the ``[tool.ruff]`` rules of
 pyproject.toml: lines of at most 100 characters, no syntax error, no undefined name). The
-apparatus' top-level modules (``replication/*.py``) are held to the same rules; its per-paper
-modules (``replication/papers/``) not yet (issue 31, item 6: they are being split). And the
-apparatus' modules import one another without a circle."""
+apparatus' top-level modules (``replication/*.py``) are held to the same rules, and so are the
+per-paper packages already split into modules (``PAPER_PACKAGES``; the others are being split,
+issue 31, item 6). And the apparatus' modules import one another without a circle."""
 
 import ast
 import subprocess
@@ -27,6 +27,20 @@ def test_the_apparatus_top_level_modules_pass_ruff():
     modules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "replication").glob("*.py"))
     run = _ruff(*modules)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-1000:]
+
+
+# The per-paper packages already split into modules of at most 800 lines (issue 31, item 6).
+PAPER_PACKAGES = ("rl_index_2018",)
+
+
+def test_the_split_paper_packages_pass_ruff_in_modules_of_at_most_800_lines():
+    for name in PAPER_PACKAGES:
+        package = ROOT / "replication" / "papers" / name
+        run = _ruff(str(package.relative_to(ROOT)))
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-1000:]
+        long = {p.name: n for p in package.glob("*.py")
+                if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800}
+        assert long == {}, f"{name}: modules over 800 lines: {long}"
 
 
 def _imports(path: Path, package: str) -> set[str]:
