@@ -641,3 +641,18 @@ def test_extension_sweep_finds_a_pair_when_the_paper_prints_ours():
     again = B.extension_sweep(law, fake, n_periods=300, replications=1, seed=0, max_workers=1)
     assert again.within[0, 0] and "Searched:" in again.evidence()
     assert len(again.law_rows()) == 1 and len(again.extension_rows()) == 10
+
+
+def test_extension_sweep_submitted_without_waiting_gives_the_same_sweep():
+    # the notebook submits the sweep to its workers with Part II and collects it later
+    from concurrent.futures import ThreadPoolExecutor
+    law, paper = B.UTILITY_LAWS[-1:], _paper()
+    kw = dict(n_periods=200, replications=1, seed=0)
+    now = B.extension_sweep(law, paper, max_workers=1, **kw)
+    with ThreadPoolExecutor(1) as pool:
+        pending = B.extension_sweep(law, paper, executor=pool, wait=False, **kw)
+        later = pending.result()
+    assert later.rewards[0].tobytes() == now.rewards[0].tobytes()
+    assert later.law_rows() == now.law_rows()
+    with pytest.raises(ValueError, match="executor"):
+        B.extension_sweep(law, paper, wait=False, **kw)

@@ -17,6 +17,7 @@ from functools import partial
 
 import numpy as np
 
+from whittle_lib.arithmetic import in_current_mode
 from whittle_lib.models import crawling
 from whittle_lib.models import crawling_policies as policies
 from whittle_lib.models.crawling import CrawlingModel
@@ -413,7 +414,7 @@ class ExtensionSweep:
 
 def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications: int, seed,
                     other: tuple = (4, 2500), max_workers: int | None = None,
-                    executor=None, table_two: TableTwo | None = None) -> ExtensionSweep:
+                    executor=None, table_two: TableTwo | None = None, wait: bool = True):
     """Run :func:`extension_rewards` for every law, every run from a generator started at
     ``seed``: the first law with ``replications`` runs of ``n_periods`` (when it is Table II's
     law, seed and runs, the arrivals of ``table_two``, a :class:`~.table_two.TableTwo`, are
@@ -422,7 +423,11 @@ def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications:
     to show how far each law moves the pair). The laws of one model and run length run as the
     replications of one simulation, one task per such group (:func:`whittle_lib.stats.run_tasks`
     on ``executor``, or a pool of ``max_workers`` processes); each law's numbers are those of
-    :func:`extension_rewards` run alone, bit for bit (a test)."""
+    :func:`extension_rewards` run alone, bit for bit (a test).
+
+    With ``wait=False`` (and an ``executor``) the tasks are submitted and the call returns at
+    once: an object whose ``result()`` waits for them and gives the :class:`ExtensionSweep`.
+    """
     exts = index_extensions()
     runs = tuple((int(replications), int(n_periods)) if i == 0 else
                  (1, int(n_periods)) if law.base_law is None else tuple(int(v) for v in other)
@@ -443,9 +448,27 @@ def extension_sweep(laws, paper: TableTwoPaper, *, n_periods: int, replications:
              for law, (R, T) in zip(laws, runs)]
     jobs = [partial(_extension_group, tuple(laws[i] for i in g), exts, tuple(runs[i] for i in g),
                     seed, tuple(drawn[i] for i in g)) for g in members]
-    done = run_tasks(jobs, executor=executor, max_workers=max_workers)
-    by_law = {i: r for g, out in zip(members, done) for i, r in zip(g, out)}
-    rewards = tuple(by_law[i] for i in range(len(laws)))
-    return ExtensionSweep(exts, tuple(laws), rewards, runs,
-                          np.array([paper.value["Deterministic", M] for M in (1, 2)]),
-                          np.array([paper.tolerance["Deterministic", M] for M in (1, 2)]))
+
+    def assemble(done) -> ExtensionSweep:
+        by_law = {i: r for g, out in zip(members, done) for i, r in zip(g, out)}
+        rewards = tuple(by_law[i] for i in range(len(laws)))
+        return ExtensionSweep(exts, tuple(laws), rewards, runs,
+                              np.array([paper.value["Deterministic", M] for M in (1, 2)]),
+                              np.array([paper.tolerance["Deterministic", M] for M in (1, 2)]))
+
+    if wait:
+        return assemble(run_tasks(jobs, executor=executor, max_workers=max_workers))
+    if executor is None:
+        raise ValueError("wait=False needs an executor to submit the tasks to")
+    futures = [executor.submit(in_current_mode(job)) for job in jobs]
+    return _Pending(lambda: assemble([f.result() for f in futures]))
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A computation submitted to an executor: ``result()`` waits for it."""
+
+    finish: object
+
+    def result(self):
+        return self.finish()
