@@ -3,8 +3,8 @@ notebook's own state, and prints what its text says it prints.
 
 The state is the notebook's: its setup and parameters cells and the cells of its Sections 1
 and 2 (the crawler, the scheme written out, the check against the library, the known arm),
-executed as they are stored, except the cell that starts Section 3's long runs on worker
-processes (no solution uses them). Each solution is the ```python block of a ``<details>``
+executed as they are stored, except the cell that starts the long runs of Sections 4 and 5 on
+worker processes (no solution uses them). Each solution is the ```python block of a ``<details>``
 block of Part I; what it prints must equal the block that follows "It prints:".
 """
 
