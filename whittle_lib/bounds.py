@@ -972,7 +972,7 @@ def relaxation_solution(arms: Sequence[RestlessArm], M: int, *, activation: str 
     discount = check_discount(discount)
     x0 = _check_x0(x0, arms, discount)
     if subsidy is not None:
-        subsidy = check_real("subsidy", subsidy)
+        subsidy = check_real("subsidy", subsidy, low_open=True, high_open=True)
     kinds = _Kinds(arms, x0)
     return _decompose(kinds, M, activation, discount, subsidy, arms)
 

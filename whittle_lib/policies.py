@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
-from ._validation import (check_activation, check_budget, check_choice, check_discount,
-                          check_integer, check_real)
+from ._validation import (as_numeric, check_activation, check_budget, check_choice,
+                          check_discount, check_integer)
 from .arms import RestlessArm
 from .bounds import RelaxationSolution, _check_arms, _check_x0, relaxation_solution
 from .rmab import FiniteArms, IndexRule
@@ -597,8 +597,28 @@ class LPUpdateRule(ShortRepr):
     def plan(self, counts) -> np.ndarray:
         """The linear program from ``counts[k, x]`` (arms of type ``k`` in state ``x``):
         the number of arms to activate in each (type, state), rounded to integers that keep
-        the budget (largest remainders)."""
-        return self._program.plan(np.asarray(counts, dtype=float))
+        the budget (largest remainders).
+
+        ``counts`` has shape ``(n_types, n_states)`` (types in the order of their first arm;
+        padded with zeros for smaller arms), non-negative integers, each type's row summing to
+        its number of arms.
+        """
+        program = self._program
+        raw = as_numeric("counts", counts)
+        shape = (program.n_types, program.width)
+        if raw.shape != shape:
+            raise ValueError(f"counts must have shape {shape} (types, states), got shape "
+                             f"{raw.shape}: for copies of one arm, pass [counts]")
+        if not np.isfinite(raw).all() or (raw < 0).any() or (raw != np.round(raw)).any():
+            raise ValueError("counts must be non-negative integers (arms per type and state), "
+                             f"got {raw.tolist()}")
+        per_type = np.bincount(self._built.code, minlength=program.n_types)
+        padding = np.arange(program.width)[None, :] >= program.sizes[:, None]
+        if (raw.sum(axis=1) != per_type).any() or (raw[padding] != 0).any():
+            raise ValueError(f"counts must place every arm of each type in one of its states "
+                             f"(row totals {per_type.tolist()}), got row totals "
+                             f"{raw.sum(axis=1).astype(int).tolist()}")
+        return program.plan(raw.astype(float))
 
     def __call__(self, states, t):
         states = np.asarray(states)
