@@ -53,7 +53,7 @@ import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
 from ._validation import (as_numeric, check_activation, check_budget, check_choice,
-                          check_discount, check_integer)
+                          check_discount, check_integer, distinct_objects)
 from .arms import RestlessArm
 from .bounds import RelaxationSolution, _check_arms, _check_x0, relaxation_solution
 from .rmab import FiniteArms, IndexRule
@@ -80,15 +80,10 @@ class _Prints:
 
     def __init__(self, arms):
         codes: dict[str, int] = {}
-        by_object: dict[int, int] = {}
-        code = np.empty(len(arms), dtype=np.intp)
-        for i, arm in enumerate(arms):
-            k = by_object.get(id(arm))
-            if k is None:
-                k = codes.setdefault(arm.fingerprint, len(codes))
-                by_object[id(arm)] = k
-            code[i] = k
-        self.code = code
+        objects, kind, _ = distinct_objects(arms)
+        of_object = np.array([codes.setdefault(arm.fingerprint, len(codes))
+                              for arm in objects], dtype=np.intp)
+        self.code = of_object[kind]
         self.prints = list(codes)
 
     def check(self, rule_name: str, dynamics) -> None:
@@ -184,10 +179,8 @@ class LPPriorityRule(IndexRule):
 
 
 def _first_of_tables(kind: np.ndarray) -> list[int]:
-    first = {}
-    for i, k in enumerate(kind.tolist()):
-        first.setdefault(k, i)
-    return [first[k] for k in range(len(first))]
+    """The first arm of each table (tables numbered by first occurrence)."""
+    return np.unique(kind, return_index=True)[1].tolist()
 
 
 def _arms_of(solution) -> list:
@@ -290,21 +283,21 @@ def lp_priority(arms, M: int, *, activation: str = "at_most", discount: float | 
     """
     arms, M, activation, discount, sol = _solve(arms, M, activation, discount, x0, subsidy)
     beta = 1.0 if discount is None else discount
+    of = sol._class_of                       # per arm, its class (distinct arm and x0)
+    classes, first = np.unique(of, return_index=True)
     tables = {}
-    per_arm = []
-    for arm, h in zip(arms, sol.values):
-        key = (id(arm), id(h))
-        if key not in tables:
-            t = arm.R1 - arm.R0 + beta * ((arm.P1 - arm.P0) @ h)
-            # equal in exact arithmetic, apart by rounding: 0 (the sign "at_most" reads) and
-            # the subsidy (every neutral state) are snapped to exactly
-            tol = 1e-10 * (1.0 + np.abs(arm.R0).max() + np.abs(arm.R1).max()
-                           + np.abs(h).max() + abs(sol.subsidy))
-            t = np.where(np.abs(t - sol.subsidy) <= tol, sol.subsidy, t)
-            t = np.where(np.abs(t) <= tol, 0.0, t)
-            t.setflags(write=False)
-            tables[key] = t
-        per_arm.append(tables[key])
+    for c, i in zip(classes.tolist(), first.tolist()):
+        arm, h = arms[i], sol.values[i]
+        t = arm.R1 - arm.R0 + beta * ((arm.P1 - arm.P0) @ h)
+        # equal in exact arithmetic, apart by rounding: 0 (the sign "at_most" reads) and
+        # the subsidy (every neutral state) are snapped to exactly
+        tol = 1e-10 * (1.0 + np.abs(arm.R0).max() + np.abs(arm.R1).max()
+                       + np.abs(h).max() + abs(sol.subsidy))
+        t = np.where(np.abs(t - sol.subsidy) <= tol, sol.subsidy, t)
+        t = np.where(np.abs(t) <= tol, 0.0, t)
+        t.setflags(write=False)
+        tables[c] = t
+    per_arm = [tables[c] for c in of.tolist()]
     return LPPriorityRule(per_arm, M=M, activation=activation, discount=discount,
                           subsidy=sol.subsidy, subsidy_range=sol.subsidy_range, solution=sol)
 
@@ -541,9 +534,8 @@ def ftva(arms, M: int, *, activation: str = "at_most", discount: float | None = 
     arms, M, activation, discount, sol = _solve(arms, M, activation, discount, x0, None)
     # per distinct class: its policy and stationary law, padded, looked up by arm
     of = sol._class_of
-    classes = np.unique(of)
-    first = {int(c): int(np.flatnonzero(of == c)[0]) for c in classes}
-    width = max(a.n_states for a in arms)
+    classes, first = np.unique(of, return_index=True)
+    width = max(arms[first[c]].n_states for c in classes.tolist())
     prob = np.zeros((classes.size, width))
     start_law = np.zeros((classes.size, width))
     start_cdf = np.full((classes.size, width), np.inf)
@@ -556,7 +548,7 @@ def ftva(arms, M: int, *, activation: str = "at_most", discount: float | None = 
         start_cdf[c, :n - 1] = np.cumsum(start_law[c, :n])[:n - 1]
     rule = FTVARule(n_arms=len(arms), M=M, activation=activation, discount=discount,
                     virtual_start=virtual_start,
-                    policies=tuple(sol.policy(i) for i in range(len(arms))), solution=sol)
+                    policies=sol._policies, solution=sol)
     object.__setattr__(rule, "_built", _Prints(arms))
     object.__setattr__(rule, "_virtual", FiniteArms(arms))
     object.__setattr__(rule, "_prob", prob.ravel())

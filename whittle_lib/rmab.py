@@ -35,7 +35,8 @@ import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
 from ._validation import (as_numeric, check_activation, check_budget, check_choice,
-                          check_discount, check_integer, check_real, check_rng)
+                          check_discount, check_integer, check_real, check_rng,
+                          distinct_objects)
 from .arms import RestlessArm
 from .indices import WhittleIndexResult
 from .stats import ConfidenceInterval, mean_interval
@@ -339,16 +340,7 @@ def _arm_type_error(name: str, value) -> TypeError:
 def _distinct(items) -> tuple[list, np.ndarray, list[int]]:
     """The distinct objects of ``items`` (by identity), each item's number among them, and the
     position of each one's first occurrence: a million copies of a few arms are a few arms."""
-    position: dict[int, int] = {}
-    distinct, first = [], []
-    kind = np.empty(len(items), dtype=np.intp)
-    for i, item in enumerate(items):
-        k = position.setdefault(id(item), len(distinct))
-        if k == len(distinct):
-            distinct.append(item)
-            first.append(i)
-        kind[i] = k
-    return distinct, kind, first
+    return distinct_objects(items)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -736,6 +736,7 @@ MISUSE = [
     (lambda: wl.lp_priority([ARM] * 6, 7), ValueError, r"M must be an integer in \[0, N=6\]"),
     (lambda: wl.lp_priority(ARM, 1), TypeError, r"got a single RestlessArm: pass \[arm\]"),
     (lambda: wl.lp_priority([1, 2], 1), TypeError, r"arms\[0\] must be a RestlessArm"),
+    (lambda: wl.ftva([ARM, ARM, "x", ARM, 3], 1), TypeError, r"arms\[2\] must be a Restless"),
     (lambda: wl.lp_priority([ARM] * 6, 2, activation="all"), ValueError,
      "activation must be one of"),
     (lambda: wl.lp_priority([ARM] * 6, 2, discount=1.0), ValueError, "pass discount=None"),
