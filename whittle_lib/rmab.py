@@ -1059,7 +1059,8 @@ def _table_allocation(arm: RestlessArm, rule, M: int, threshold):
             raise ValueError("simulate_counts runs copies of one arm: the rule must have one "
                              f"index table for every arm, got {tables.shape[0]} different ones")
         table = np.array(rule.indices[0], dtype=float)
-        theirs = next((fp for fp in rule.fingerprints if fp is not None), None)
+        # per distinct table, not per arm: a million copies are read once
+        theirs = next((fp for fp in rule._prints if fp is not None), None)
         name = "the rule's tables"
     else:
         table = np.array(_index_table("rule", rule), dtype=float)
