@@ -118,8 +118,13 @@ class _PythonLoop:
         arms, M, N = self.arms, self.M, len(self.arms)
         states = [0] * N
         if isinstance(rule, policies.FTVARule):
-            virtual = [int(rng.choice(a.n_states, p=rule.solution.occupation[i].sum(axis=1)))
-                       for i, a in enumerate(arms)]
+            if rule.virtual_start == "real":
+                virtual = list(states)
+            elif rule.virtual_start == "uniform":
+                virtual = [int(rng.integers(a.n_states)) for a in arms]
+            else:
+                virtual = [int(rng.choice(a.n_states, p=rule.solution.occupation[i].sum(1)))
+                           for i, a in enumerate(arms)]
         total = np.empty(periods)
         for t in range(periods):
             if isinstance(rule, policies.LPPriorityRule):
