@@ -166,8 +166,15 @@ class LPPriorityRule(IndexRule):
         object.__setattr__(self, "_prints", [prints.prints[prints.code[i]] for i in
                                              _first_of_tables(self._kind)])
 
-    def check_arms(self, arms: FiniteArms) -> None:
-        """Raise ``ValueError`` unless ``arms`` are the arms the rule was built for."""
+    def check_arms(self, arms) -> None:
+        """Raise ``ValueError`` unless ``arms`` (a :class:`~whittle_lib.rmab.FiniteArms` or a
+        list of :class:`RestlessArm`, as :func:`~whittle_lib.rmab.simulate` takes them) are
+        the arms the rule was built for."""
+        if not isinstance(arms, FiniteArms):
+            if not isinstance(arms, (list, tuple)):
+                raise TypeError("arms must be a FiniteArms or a list of RestlessArm, got "
+                                f"{type(arms).__name__}")
+            arms = FiniteArms(list(arms))
         self.check(arms.n_arms, arms.n_states)
         self._built.check("the LP-priority rule", arms)
 

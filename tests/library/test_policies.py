@@ -303,6 +303,17 @@ def test_lp_priority_runs_per_arm_and_in_count_mode_alike():
     assert abs(a.estimate - b.estimate) <= 2 * (a.half_width + b.half_width)
 
 
+def test_lp_priority_checks_arms_given_as_a_list_or_as_finite_arms():
+    arm, other = non_indexable(), random_arm(3, rng=1)
+    rule = wl.lp_priority([arm] * 6, 2)
+    rule.check_arms([arm] * 6)
+    rule.check_arms(wl.FiniteArms([arm] * 6))
+    with pytest.raises(ValueError, match=r"another arm than arms\[5\]"):
+        rule.check_arms([arm] * 5 + [other])
+    with pytest.raises(TypeError, match="arms must be a FiniteArms or a list"):
+        rule.check_arms(arm)
+
+
 def test_rules_refuse_a_run_they_were_not_built_for():
     arm, other = non_indexable(), random_arm(3, rng=1)
     for rule in (wl.lp_priority([arm] * 6, 2), wl.ftva([arm] * 6, 2),
