@@ -29,7 +29,11 @@ The package is organised as one module per concern:
     arms), exact periodic averages.
 ``bounds``
     Whittle's relaxation bounds (at most / exactly M active, average or discounted), by the
-    dual over the indices or the linear program over occupation measures.
+    dual over the indices or the linear program over occupation measures; the relaxation's
+    solution for any arms (occupation measures, optimal subsidies, relative values).
+``policies``
+    rules for any arms, indexable or not: LP-priority, follow-the-virtual-advice (FTVA),
+    LP-update (model predictive control); the exact optimum of small N.
 ``models``
     one module per paper's system, on the core: ``crawling`` (ephemeral content, its closed-form
     Whittle index, Avrachenkov & Borkar) with ``crawling_policies`` (its priority rules and
@@ -54,7 +58,7 @@ lists its public names in its ``__all__``.
 from ._lazy import lazy_submodules
 
 _SUBMODULES = ("arithmetic", "arms", "bounds", "builders", "indices", "learning", "mdp", "models",
-               "rmab", "stats")
+               "policies", "rmab", "stats")
 
 #: The core names, re-exported from the module that defines them.
 _EXPORTS = {
@@ -64,8 +68,12 @@ _EXPORTS = {
     **dict.fromkeys(["wear_repair_arm", "birth_death_arm", "random_arm"], "builders"),
     **dict.fromkeys(["IndexStatus", "WhittleIndexResult", "whittle_indices", "is_indexable",
                      "is_indexable_many", "gittins_indices"], "indices"),
-    **dict.fromkeys(["RelaxationBound", "relaxation_bound"], "bounds"),
-    **dict.fromkeys(["Dynamics", "FiniteArms", "IndexRule", "RmabSimulation", "simulate",
+    **dict.fromkeys(["RelaxationBound", "relaxation_bound", "RelaxationSolution",
+                     "relaxation_solution"], "bounds"),
+    # rules for any arms beside the index rule, and the exact optimum of small N
+    **dict.fromkeys(["lp_priority", "ftva", "lp_update", "exact_optimum", "LPPriorityRule",
+                     "FTVARule", "LPUpdateRule", "ExactOptimum"], "policies"),
+    **dict.fromkeys(["Dynamics", "Rule", "FiniteArms", "IndexRule", "RmabSimulation", "simulate",
                      "simulate_counts", "PeriodicOrbit", "periodic_orbit", "top_m"], "rmab"),
     **dict.fromkeys(["FiniteMDP", "policy_iteration", "dense_policy_iteration",
                      "value_iteration", "relative_value_iteration", "backward_induction",

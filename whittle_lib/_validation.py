@@ -464,3 +464,18 @@ def action_vector(name: str, value, allowed) -> np.ndarray:
         x = int(np.flatnonzero(not_allowed)[0])
         raise ValueError(f"{name} uses action {policy[x]} in state {x}, where it is not allowed")
     return policy
+
+
+def distinct_objects(items) -> tuple[list, np.ndarray, list[int]]:
+    """The distinct objects of the sequence ``items`` (by identity) in order of first
+    occurrence, each item's number among them, and each one's first position: a million
+    copies of a few arms are a few arms, found without a Python loop over the million (their
+    ``id`` grouped by :func:`numpy.unique`)."""
+    n = len(items)
+    ids = np.fromiter(map(id, items), dtype=np.uint64, count=n)
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")          # by first occurrence
+    rank = np.empty(order.size, dtype=np.intp)
+    rank[order] = np.arange(order.size)
+    first = first[order].tolist()
+    return [items[i] for i in first], rank[inverse.ravel()], first

@@ -39,12 +39,12 @@ import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
 from ._validation import (as_numeric, check_activation, check_budget, check_choice,
-                          check_discount)
+                          check_discount, check_real, distinct_objects)
 from .arms import RestlessArm
 
-__all__ = ["RelaxationBound", "relaxation_bound"]
+__all__ = ["RelaxationBound", "relaxation_bound", "RelaxationSolution", "relaxation_solution"]
 
-_METHODS = ("auto", "dual", "lp")
+_METHODS = ("auto", "dual", "lp", "decomposition")
 #: Bytes of stacked transition matrices that the dual's batched policy evaluations (given
 #: ``indices=``) hold at once: arms of one size are evaluated in chunks of this size.
 _CHUNK_BYTES = 1 << 27
@@ -75,8 +75,9 @@ class RelaxationBound(ShortRepr):
         of periods active (discounted: ``(1 - discount)`` times its expected discounted number
         of activations). They sum to ``M`` (``"exactly"``) or at most ``M`` (``"at_most"``).
         Identical arms get the same share. Read-only.
-    method : {"dual", "lp"}
-        How it was solved: the dual over the Whittle indices, or the linear program.
+    method : {"dual", "lp", "decomposition"}
+        How it was solved: the dual over the Whittle indices, the linear program (HiGHS), or
+        its Lagrangian decomposition (:func:`relaxation_solution`).
     """
 
     bound: float
@@ -122,7 +123,8 @@ def _check_arms(arms) -> list[RestlessArm]:
             from None
     if not arms:
         raise ValueError("arms must hold at least one RestlessArm, got an empty sequence")
-    for i, arm in enumerate(arms):
+    distinct, _, first = distinct_objects(arms)        # each object checked once
+    for i, arm in zip(first, distinct):
         if not isinstance(arm, RestlessArm):
             raise TypeError(f"arms[{i}] must be a RestlessArm, got {type(arm).__name__}")
     return arms
@@ -200,26 +202,27 @@ class _Kinds:
 
     def __init__(self, arms, x0):
         N = len(arms)
-        first_of_object: dict[int, int] = {}
         unique_of_print: dict[str, int] = {}
         self.arms: list[RestlessArm] = []      # distinct arms
         self.first: list[int] = []             # the position of each distinct arm's first copy
-        arm_of = np.empty(N, dtype=np.intp)
-        for i, arm in enumerate(arms):
-            u = first_of_object.get(id(arm))
-            if u is None:
-                # the same object is fingerprinted once; equal copies share the print
-                u = unique_of_print.setdefault(arm.fingerprint, len(self.arms))
-                if u == len(self.arms):
-                    self.arms.append(arm)
-                    self.first.append(i)
-                first_of_object[id(arm)] = u
-            arm_of[i] = u
-        start = np.zeros(N, dtype=np.intp) if x0 is None else x0
-        keys, class_of, counts = np.unique(np.stack([arm_of, start], axis=1), axis=0,
-                                           return_inverse=True, return_counts=True)
-        self.class_arm = keys[:, 0]            # per class: its distinct arm
-        self.class_x0 = keys[:, 1]             # per class: the initial state (discounted)
+        # each object fingerprinted once (in order of first occurrence); equal copies share
+        # the print
+        objects, kind, first = distinct_objects(arms)
+        of_object = np.empty(len(objects), dtype=np.intp)
+        for k, (arm, i) in enumerate(zip(objects, first)):
+            u = unique_of_print.setdefault(arm.fingerprint, len(self.arms))
+            if u == len(self.arms):
+                self.arms.append(arm)
+                self.first.append(i)
+            of_object[k] = u
+        arm_of = of_object[kind]
+        start = np.zeros(N, dtype=np.intp) if x0 is None else np.asarray(x0, dtype=np.intp)
+        # the classes (distinct arm, initial state), sorted by arm then state
+        width = int(start.max()) + 1
+        keys, class_of, counts = np.unique(arm_of * width + start, return_inverse=True,
+                                           return_counts=True)
+        self.class_arm = keys // width         # per class: its distinct arm
+        self.class_x0 = keys % width           # per class: the initial state (discounted)
         self.class_of = class_of.ravel()       # per position: its class
         self.counts = counts.astype(float)     # per class: how many arms
         self.n_arms = N
@@ -281,10 +284,15 @@ def relaxation_bound(arms: Sequence[RestlessArm], M: int, *, activation: str = "
     x0 : array_like of int, shape (N,), optional
         Discounted bound only: the initial state of each arm, 0 by default (as
         :class:`~whittle_lib.rmab.FiniteArms`).
-    method : {"auto", "dual", "lp"}
+    method : {"auto", "dual", "lp", "decomposition"}
         ``"auto"``: the dual when every arm is indexable for the criterion (the indices are
         computed here), else the linear program. ``"dual"`` raises ``ValueError`` on a
-        non-indexable or multichain arm.
+        non-indexable or multichain arm. ``"decomposition"``: the linear program solved
+        through its Lagrangian decomposition into single-arm problems
+        (:func:`relaxation_solution`, which also gives the occupation measures and relative
+        values), for any arms, at a cost linear in the number of distinct arms (the simplex
+        method of ``"lp"`` takes minutes on 10,000 distinct arms); the same value to
+        rounding, the subsidy the optimal one closest to 0.
     indices : sequence of WhittleIndexResult, optional
         The arms' indices for this criterion, if already computed
         (:func:`~whittle_lib.indices.whittle_indices`), so that they are not computed again.
@@ -350,6 +358,10 @@ def relaxation_bound(arms: Sequence[RestlessArm], M: int, *, activation: str = "
     kinds = _Kinds(arms, x0)
     if method == "lp":
         return _solve_lp(kinds, M, activation, discount)
+    if method == "decomposition":
+        sol = _decompose(kinds, M, activation, discount, None, arms)
+        return RelaxationBound(sol.bound, sol.subsidy, activation, discount, sol.shares,
+                               "decomposition")
     strict = method == "dual"
     if results is None:
         oracle = _curves(kinds, discount, progress, strict=strict)
@@ -650,3 +662,525 @@ def _solve_lp(kinds, M, activation, discount) -> RelaxationBound:
         offset += 2 * n
     return RelaxationBound(float(-res.fun), subsidy, activation, discount,
                            class_shares[kinds.class_of], "lp")
+
+
+# --- the relaxation's solution for any arms: Lagrangian decomposition -----------------------
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RelaxationSolution(ShortRepr):
+    r"""An optimal solution of Whittle's relaxation, for any arms: what the LP-based policies use.
+
+    The relaxation's linear program over occupation measures ([P94]_; module docstring) has an
+    optimal solution, an optimal subsidy (its dual price of the budget) and, at that subsidy,
+    each arm's optimal relative values: :func:`relaxation_solution` gives all three, the
+    occupation measures mixing at most two optimal policies per arm.
+
+    Attributes
+    ----------
+    bound : float
+        The relaxation's value (the same as :func:`relaxation_bound`'s, to rounding).
+    subsidy : float
+        The chosen optimal subsidy ``lam`` for passivity (see ``subsidy_range``).
+    subsidy_range : tuple of float
+        ``(low, high)``: every optimal subsidy. The dual is not unique when the dual function
+        is flat at its minimum (a relaxation whose unsubsidised optimum meets the budget by
+        itself, as Hong et al.'s eight-state arm); ``subsidy`` is then the one closest to 0,
+        unless given. ``-inf`` / ``inf`` when the range is unbounded (``M = N``, ``M = 0``).
+    activation : {"at_most", "exactly"}
+    discount : float or None
+    shares : ndarray, shape (N,)
+        Each arm's share of activation (as :attr:`RelaxationBound.shares`). Read-only.
+    occupation : tuple of ndarray
+        Per arm, ``y[x, a]`` of shape ``(n_i, 2)``: its long-run fraction of periods in state
+        ``x`` under action ``a`` (sums to 1); discounted: its expected discounted number of
+        periods from ``x0`` (sums to ``1 / (1 - discount)``). Identical arms share one array.
+    values : tuple of ndarray
+        Per arm, at ``subsidy``: its optimal relative values ``h`` (average reward, a solution
+        of ``g + h(x) = max(R0(x) + lam + P0 h, R1(x) + P1 h)`` with ``h[0] = 0`` when the
+        optimal policy is unichain), or its optimal value function ``V`` (discounted).
+    gains : ndarray, shape (N,), or None
+        Average reward: each arm's optimal gain at ``subsidy`` (the relaxation's single-arm
+        value, subsidy included); ``None`` when discounted.
+    fingerprints : tuple of str
+        Per arm, the :attr:`~whittle_lib.arms.RestlessArm.fingerprint` it was solved for.
+    evaluations : int
+        Subsidies at which the single-arm problems were solved.
+    """
+
+    bound: float
+    subsidy: float
+    subsidy_range: tuple
+    activation: str
+    discount: float | None
+    shares: np.ndarray
+    occupation: tuple
+    values: tuple
+    gains: np.ndarray | None
+    fingerprints: tuple
+    evaluations: int
+
+    def __post_init__(self) -> None:
+        for name in ("shares", "gains"):
+            value = getattr(self, name)
+            if value is not None:
+                value = np.array(value, dtype=float)
+                value.setflags(write=False)
+                object.__setattr__(self, name, value)
+
+    @property
+    def n_arms(self) -> int:
+        return len(self.occupation)
+
+    def policy(self, i: int) -> np.ndarray:
+        """Arm ``i``'s optimal single-arm policy in the relaxation: the probability of the
+        active action in each state, ``y[x, 1] / (y[x, 0] + y[x, 1])``, and where the
+        solution never visits ``x``, the action optimal at ``subsidy`` (1/2 on a tie)."""
+        return self._policies[i]
+
+    def to_frame(self):
+        """One row per arm: ``share`` and (average reward) ``gain``; needs pandas."""
+        pd = _pandas()
+        columns = {"share": self.shares}
+        if self.gains is not None:
+            columns["gain"] = self.gains
+        return pd.DataFrame(columns, index=pd.RangeIndex(self.shares.size, name="arm"))
+
+
+class _Profile:
+    """Every class's optimal policy at one subsidy, its gain (discounted: value from ``x0``),
+    passive time, state occupation and relative values (discounted: values)."""
+
+    def __init__(self, lam, policies, gain, passive, occupation, values):
+        self.lam = lam
+        self.policies = policies          # list of int arrays (1 active)
+        self.gain = gain                  # (C,)
+        self.passive = passive            # (C,)
+        self.occupation = occupation      # list of (n_c,) state occupations
+        self.values = values              # list of (n_c,)
+
+
+def _stack_group(kinds, members):
+    arms = [kinds.arms[u] for u in kinds.class_arm[members]]
+    P = np.stack([np.stack([a.P0, a.P1]) for a in arms])        # (K, 2, n, n)
+    R = np.stack([np.stack([a.R0, a.R1]) for a in arms])        # (K, 2, n)
+    return P, R
+
+
+class _Arms:
+    """The classes of :class:`_Kinds` grouped by size, their matrices stacked once, solved at
+    any subsidy by Howard's policy iteration in lock-step (a batched LAPACK solve per step)."""
+
+    def __init__(self, kinds, discount):
+        self.kinds = kinds
+        self.discount = discount
+        sizes = np.array([kinds.arms[u].n_states for u in kinds.class_arm])
+        self.groups = []
+        for n in np.unique(sizes):
+            members = np.flatnonzero(sizes == n)
+            P, R = _stack_group(kinds, members)
+            self.groups.append((members, P, R))
+        self.n_classes = sizes.size
+        self.scale_reward = max(float(max(np.abs(R).max() for _, _, R in self.groups)), 1e-300)
+
+    def solve(self, lam: float, start=None) -> _Profile:
+        C = self.n_classes
+        policies = [None] * C
+        gain, passive = np.empty(C), np.empty(C)
+        occupation, values = [None] * C, [None] * C
+        for members, P, R in self.groups:
+            pol0 = None if start is None else np.stack([start.policies[c] for c in members])
+            out = self._solve_group(members, P, R, lam, pol0)
+            for k, c in enumerate(members.tolist()):
+                policies[c], occupation[c], values[c] = out[0][k], out[3][k], out[4][k]
+            gain[members], passive[members] = out[1], out[2]
+        return _Profile(lam, policies, gain, passive, occupation, values)
+
+    def _solve_group(self, members, P, R, lam, policy):
+        K, _, n, _ = P.shape
+        beta = 1.0 if self.discount is None else self.discount
+        r = R.copy()
+        r[:, 0] += lam
+        eye = np.eye(n)
+        states = np.arange(n)
+        rows = np.arange(K)[:, None]
+        policy = (np.argmax(r, axis=1) if policy is None else policy).astype(np.intp)
+        tol = 1e-12 * (self.scale_reward + abs(lam)) / (1.0 - beta if beta < 1 else 1e-3)
+        fallback = np.zeros(K, dtype=bool)
+        for _ in range(10 * n + 100):
+            P_pi = P[rows, policy, states]                          # (K, n, n)
+            r_pi = r[rows, policy, states]                          # (K, n)
+            v, fallback = self._evaluate(P_pi, r_pi, eye, beta, fallback)
+            if self.discount is None:                # slot 0 holds the gain, h[0] = 0
+                gain, v = v[:, 0].copy(), v.copy()
+                v[:, 0] = 0.0
+            q = r + beta * np.einsum("kaxy,ky->kax", P, v)
+            best = np.argmax(q, axis=1)
+            switch = (q[rows, best, states] - q[rows, policy, states] > tol) & ~fallback[:, None]
+            if not switch.any():
+                break
+            policy = np.where(switch, best, policy)
+        else:
+            # Howard's unichain steps can cycle on an arm with multichain policies: those
+            # classes go to multichain policy iteration
+            fallback |= switch.any(axis=1)
+        P_pi = P[rows, policy, states]
+        if self.discount is None:
+            A = eye - P_pi
+            A[:, :, 0] = 1.0
+            rhs = np.zeros((K, n, 1))
+            rhs[:, 0] = 1.0
+        else:
+            A = eye - beta * P_pi
+            rhs = np.zeros((K, n, 1))
+            rhs[np.arange(K), self.kinds.class_x0[members]] = 1.0
+        u = np.zeros((K, n))
+        ok = np.flatnonzero(~fallback)
+        if ok.size:
+            u[ok] = np.linalg.solve(np.swapaxes(A[ok], 1, 2), rhs[ok])[:, :, 0]
+        u = np.clip(u, 0.0, None)
+        if self.discount is not None:
+            gain = v[np.arange(K), self.kinds.class_x0[members]]
+        policies, occupations, vals = list(policy), list(u), list(v)
+        for k in np.flatnonzero(fallback).tolist():       # a multichain optimal policy
+            pol, g, occ, h = self._multichain(P[k], r[k])
+            policies[k], gain[k], occupations[k], vals[k] = pol, g, occ, h
+            u[k] = occ
+        passive = np.einsum("kx,kx->k", u, policy == 0) if not fallback.any() else \
+            np.array([float(o @ (p == 0)) for o, p in zip(occupations, policies)])
+        return policies, gain, passive, occupations, vals
+
+    def _evaluate(self, P_pi, r_pi, eye, beta, fallback):
+        """Values (discounted) or gain in slot 0 and bias (average, unichain) of each policy;
+        a class whose policy is multichain is marked for the multichain solver."""
+        if self.discount is not None:
+            return np.linalg.solve(eye - beta * P_pi, r_pi[:, :, None])[:, :, 0], fallback
+        A = eye - P_pi
+        A[:, :, 0] = 1.0
+        try:
+            v = np.linalg.solve(A, r_pi[:, :, None])[:, :, 0]
+            # a multichain policy makes A singular; LAPACK may return a huge, meaningless
+            # solution instead of failing: its residual gives it away
+            size = 1.0 + np.abs(r_pi).max(axis=1)
+            residual = np.abs(np.einsum("kxy,ky->kx", A, v) - r_pi).max(axis=1)
+            bad = ~np.isfinite(v).all(axis=1) | (residual > 1e-8 * size) \
+                | (np.abs(v).max(axis=1) > 1e12 * size)
+        except np.linalg.LinAlgError:
+            v = np.zeros(r_pi.shape)
+            bad = np.zeros(len(r_pi), dtype=bool)
+            for k in range(len(r_pi)):
+                try:
+                    v[k] = np.linalg.solve(A[k], r_pi[k])
+                except np.linalg.LinAlgError:
+                    bad[k] = True
+        fallback = fallback | bad
+        v[fallback] = 0.0
+        return v, fallback
+
+    @staticmethod
+    def _multichain(P, r):
+        """One class by multichain policy iteration: the best recurrent class (the linear
+        program's single-arm optimum), its occupation, and the bias."""
+        from . import mdp
+
+        model = mdp.FiniteMDP([P[0], P[1]], rewards=r.T)
+        sol = mdp.policy_iteration(model, evaluation="direct")
+        pol = sol.policy.astype(np.intp)
+        n = pol.size
+        P_pi = np.where(pol[:, None] == 1, P[1], P[0])
+        r_pi = np.where(pol == 1, r[1], r[0])
+        dists = mdp.stationary_distributions(P_pi)
+        gains = dists @ r_pi
+        best = int(np.argmax(gains))
+        h = np.asarray(sol.bias, dtype=float)
+        h = h - h[0] if n else h
+        return pol, float(gains[best]), dists[best], h
+
+
+def relaxation_solution(arms: Sequence[RestlessArm], M: int, *, activation: str = "at_most",
+                        discount: float | None = None, x0=None,
+                        subsidy: float | None = None) -> RelaxationSolution:
+    r"""An optimal solution of Whittle's relaxation for any arms: occupation measures, the
+    optimal subsidy (with the range of optimal ones) and each arm's relative values there.
+
+    The relaxation (:func:`relaxation_bound`) is a linear program over occupation measures
+    with one coupling row, the budget, so it decomposes (Lagrangian decomposition,
+    [W88]_ Sec. 3): its value is :math:`\min_\lambda D(\lambda)`, :math:`D(\lambda) =
+    \sum_i g_i(\lambda) - \lambda T`, over all real :math:`\lambda` ("exactly") or
+    :math:`\lambda \ge 0` ("at_most"), with :math:`g_i(\lambda)` the optimal gain (discounted:
+    value from ``x0``) of arm ``i`` alone when passivity earns :math:`\lambda`. Each
+    :math:`g_i` is convex and piecewise linear in :math:`\lambda`, with slope the passive time
+    of an optimal policy. The minimum is found by cutting planes on this one-dimensional
+    convex function (each cut: every distinct arm solved at one subsidy by Howard's policy
+    iteration, batched over the arms of one size), which end at the exact minimiser in
+    finitely many steps; an optimal solution of the linear program then mixes, with one
+    weight for all arms, the optimal policies just left and just right of the minimiser, so
+    that the budget holds (strong duality and complementary slackness, [P94]_ Sec. 8.8).
+    It is the same program as :func:`relaxation_bound`'s ``method="lp"`` (HiGHS): the value is
+    the same to rounding, but the solution and the subsidy may be another optimal one when
+    the optimum is not unique. Its cost grows linearly with the number of distinct arms
+    (10,000 distinct 10-state arms in about a second, where the simplex method takes
+    minutes).
+
+    Parameters
+    ----------
+    arms : sequence of RestlessArm
+    M : int
+        Budget, ``0 <= M <= N``.
+    activation : {"at_most", "exactly"}
+        Which relaxation (as :func:`relaxation_bound`).
+    discount : float or None
+        ``None`` (default) for the average reward; in (0, 1) for the discounted relaxation
+        from ``x0``.
+    x0 : array_like of int, optional
+        Discounted only: each arm's initial state (0 by default).
+    subsidy : float, optional
+        Fix the subsidy among the optimal ones (``subsidy_range``): the dual is not unique when
+        the dual function is flat at its minimum, and the relative values (so an LP-priority
+        order) depend on the one taken. Default: the optimal subsidy closest to 0. A subsidy
+        outside the optimal range is refused (``ValueError`` naming the range).
+
+    Returns
+    -------
+    RelaxationSolution
+
+    Raises
+    ------
+    TypeError, ValueError
+        For arguments of the wrong type or value (as :func:`relaxation_bound`).
+    RuntimeError
+        If the cutting planes do not settle within their iteration limit (never seen).
+
+    Notes
+    -----
+    Average reward: an arm whose optimal policy at some subsidy has several recurrent classes
+    is solved there by multichain policy iteration (:func:`whittle_lib.mdp.policy_iteration`)
+    and contributes its best class, as the linear program does.
+
+    Examples
+    --------
+    The arm of :func:`relaxation_bound`'s example, two copies, at most one active:
+
+    >>> arm = RestlessArm(P0=[[0.5, 0.5], [0, 1]], P1=[[1, 0], [1, 0]], R0=[0, 0], R1=[0, 1])
+    >>> sol = relaxation_solution([arm, arm], 1)
+    >>> round(sol.bound, 12), sol.subsidy, sol.subsidy_range
+    (0.666666666667, 0.0, (0.0, 0.0))
+    >>> sol.occupation[0].round(6).tolist()          # y[x, a]: active in state 1 only
+    [[0.666667, 0.0], [0.0, 0.333333]]
+    """
+    arms = _check_arms(arms)
+    N = len(arms)
+    M = check_budget(M, N)
+    activation = check_activation(activation)
+    discount = check_discount(discount)
+    x0 = _check_x0(x0, arms, discount)
+    if subsidy is not None:
+        subsidy = check_real("subsidy", subsidy, low_open=True, high_open=True)
+    kinds = _Kinds(arms, x0)
+    return _decompose(kinds, M, activation, discount, subsidy, arms)
+
+
+def _decompose(kinds, M, activation, discount, subsidy, arms) -> RelaxationSolution:
+    solver = _Arms(kinds, discount)
+    counts = kinds.counts
+    scale = 1.0 if discount is None else 1.0 / (1.0 - discount)
+    T = (kinds.n_arms - M) * scale
+    size = counts.sum() * scale * (solver.scale_reward + 1.0)
+    tol = 1e-10 * size
+    points: dict[float, tuple] = {}
+    last = [None]
+
+    def evaluate(lam):
+        lam = float(lam) + 0.0
+        if lam not in points:
+            prof = solver.solve(lam, last[0])
+            last[0] = prof
+            D = float(counts @ prof.gain) - lam * T
+            s = float(counts @ prof.passive) - T
+            points[lam] = (D, s, prof)
+        return points[lam]
+
+    def line(lam):
+        D, s, _ = points[lam]
+        return D - s * lam, s                       # intercept, slope
+
+    floor = 0.0 if activation == "at_most" else -np.inf
+    step = max(solver.scale_reward, 1.0) * scale
+    D0, s0, _ = evaluate(0.0)
+    left = right = flat = None
+    if abs(s0) <= tol or (activation == "at_most" and s0 > 0):
+        flat = 0.0 if abs(s0) <= tol else None
+        kink = None if flat is not None else (0.0, None, None)   # the boundary minimum
+    else:
+        kink = None
+        if s0 < 0:
+            left = 0.0
+        else:
+            right = 0.0
+        lam = 0.0
+        for _ in range(200):
+            lam = lam + step if right is None else lam - step
+            D, s, _ = evaluate(lam)
+            if abs(s) <= tol:
+                flat = lam
+                break
+            if s > 0:
+                if right is None:
+                    right = lam
+                    break
+            elif left is None:
+                left = lam
+                break
+            step *= 4.0
+        else:
+            raise RuntimeError("the relaxation's dual function has no minimum in range")
+        for _ in range(10_000):
+            if flat is not None or kink is not None:
+                break
+            (a_l, s_l), (a_r, s_r) = line(left), line(right)
+            c = (a_l - a_r) / (s_r - s_l)
+            if not left < c < right:
+                c = min(max(c, left), right)
+            model = max(a_l + s_l * c, a_r + s_r * c)
+            D, s, _ = evaluate(c)
+            if D <= model + tol or c in (left, right):
+                kink = (c, left, right)
+            elif abs(s) <= tol:
+                flat = c
+            elif s < 0:
+                left = c
+            else:
+                right = c
+        else:
+            raise RuntimeError("the relaxation's cutting planes did not settle")
+    if flat is not None:
+        level = points[flat][0]
+        lo_end = _search(evaluate, line, flat, level, left, -step, tol, floor)
+        hi_end = _search(evaluate, line, flat, level, right, step, tol, np.inf)
+        (low, low_side), (high, high_side) = lo_end, hi_end
+    else:
+        c = kink[0]
+        low = high = c
+        low_side = high_side = None
+    # the chosen subsidy and two optimal profiles there, of slopes <= 0 and >= 0
+    if subsidy is None:
+        chosen = min(max(0.0, low), high)
+    else:
+        slack = 1e-9 * (1.0 + abs(subsidy))
+        if not low - slack <= subsidy <= high + slack:
+            raise ValueError(f"subsidy must be an optimal subsidy of this relaxation, in "
+                             f"[{low:.10g}, {high:.10g}], got {subsidy!r}")
+        chosen = min(max(subsidy, low), high)
+    if flat is None:
+        c, l, r = kink
+        pair = (points[c][2],) if l is None else (points[l][2], points[r][2])
+        at = c
+    elif low < chosen < high:
+        D, s, prof = evaluate(chosen)
+        pair = (prof,) if abs(s) <= tol else (points[flat][2],)
+        at = chosen
+    else:
+        side = low_side if chosen == low else high_side
+        pair = (points[flat][2],) if side is None else (points[side][2], points[flat][2])
+        at = chosen
+    return _solution(kinds, solver, pair, at, (low, high), T, tol, activation, discount,
+                     arms, len(points))
+
+
+def _search(evaluate, line, flat, level, side, step, tol, limit):
+    """The end of the flat bottom of ``D`` (value ``level``) beyond ``flat`` in the direction
+    of ``step``: Newton's steps on the piecewise-linear ``D`` from a point ``side`` where it
+    is above the level (found by stepping out if ``None``), each landing where the current
+    piece meets the level. Returns the end and the point whose profile is optimal there and
+    just beyond (``None`` when the end is ``limit`` or the range is unbounded)."""
+    direction = np.sign(step)
+    if side is None:
+        lam = flat
+        for _ in range(60):
+            lam = lam + step
+            if direction < 0 and lam < limit:
+                lam = float(limit)
+            D, s, _ = evaluate(lam)
+            if D > level + tol:
+                side = lam
+                break
+            if lam == limit:
+                return float(limit), None
+            step *= 4.0
+        else:
+            return (-np.inf if direction < 0 else np.inf), None
+    for _ in range(10_000):
+        a, s = line(side)
+        if abs(s) <= tol:
+            return float(side), None
+        end = (level - a) / s
+        D, s_end, _ = evaluate(end)
+        if D <= level + tol or end == side:
+            return float(end), side
+        side = end
+    raise RuntimeError("the flat bottom of the relaxation's dual did not settle")
+
+
+def _solution(kinds, solver, pair, lam, subsidy_range, T, tol, activation, discount,
+              arms, evaluations) -> RelaxationSolution:
+    counts = kinds.counts
+    scale = 1.0 if discount is None else 1.0 / (1.0 - discount)
+    if len(pair) == 1:
+        theta = 1.0
+        first = second = pair[0]
+    else:
+        first, second = sorted(pair, key=lambda p: float(counts @ p.passive))
+        low, high = float(counts @ first.passive), float(counts @ second.passive)
+        if activation == "at_most" and lam == 0.0 and low >= T - tol:
+            theta = 1.0                                  # the most active one fits
+        elif high - low > tol:
+            theta = float(np.clip((high - T) / (high - low), 0.0, 1.0))
+        else:
+            theta = 1.0
+    C = len(counts)
+    occ_class, pol_class = [], []
+    for c in range(C):
+        ys = []
+        for prof in (first, second):
+            u, pol = prof.occupation[c], np.asarray(prof.policies[c])
+            y = np.zeros((u.size, 2))
+            y[np.arange(u.size), pol] = u
+            ys.append(y)
+        y = theta * ys[0] + (1.0 - theta) * ys[1]
+        y.setflags(write=False)
+        occ_class.append(y)
+    # values at lam: one optimal profile solved at lam itself
+    here = solver.solve(lam, first) if first.lam != lam else first
+    gains = here.gain if discount is None else None
+    values_class = []
+    for c in range(C):
+        v = np.array(here.values[c], dtype=float)
+        v.setflags(write=False)
+        values_class.append(v)
+        beta = 1.0 if discount is None else discount
+        arm = kinds.arms[kinds.class_arm[c]]
+        mass = occ_class[c].sum(axis=1)
+        q1 = arm.R1 + beta * arm.P1 @ v
+        q0 = arm.R0 + lam + beta * arm.P0 @ v
+        gap = q1 - q0
+        act = np.where(gap > 1e-9 * (1.0 + np.abs(q1) + np.abs(q0)), 1.0,
+                       np.where(gap < -1e-9 * (1.0 + np.abs(q1) + np.abs(q0)), 0.0, 0.5))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            prob = np.where(mass > 0, occ_class[c][:, 1] / np.where(mass > 0, mass, 1.0), act)
+        prob.setflags(write=False)
+        pol_class.append(prob)
+    shares_class = np.array([occ.sum(axis=0)[1] for occ in occ_class]) / scale
+    of = kinds.class_of
+    prints = [kinds.arms[a].fingerprint for a in kinds.class_arm.tolist()]
+    # every profile optimal at lam has the same gains: the dual's value there
+    bound = float(counts @ here.gain) - lam * T
+    solution = RelaxationSolution(
+        bound=float(bound), subsidy=float(lam) + 0.0,
+        subsidy_range=(float(subsidy_range[0]) + 0.0, float(subsidy_range[1]) + 0.0),
+        activation=activation, discount=discount, shares=shares_class[of],
+        occupation=tuple(occ_class[c] for c in of.tolist()),
+        values=tuple(values_class[c] for c in of.tolist()),
+        gains=None if gains is None else gains[of],
+        fingerprints=tuple(prints[c] for c in of.tolist()), evaluations=evaluations)
+    object.__setattr__(solution, "_policies", tuple(pol_class[c] for c in of.tolist()))
+    object.__setattr__(solution, "_class_of", of)
+    return solution

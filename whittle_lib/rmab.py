@@ -35,7 +35,8 @@ import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
 from ._validation import (as_numeric, check_activation, check_budget, check_choice,
-                          check_discount, check_integer, check_real, check_rng)
+                          check_discount, check_integer, check_real, check_rng,
+                          distinct_objects)
 from .arms import RestlessArm
 from .indices import WhittleIndexResult
 from .stats import ConfidenceInterval, mean_interval
@@ -46,6 +47,7 @@ __all__ = [
     "top_m",
     "sample_next",
     "Dynamics",
+    "Rule",
     "FiniteArms",
     "IndexRule",
     "RmabSimulation",
@@ -283,6 +285,48 @@ class Dynamics(Protocol):
     def observe(self, states) -> np.ndarray: ...
 
 
+class Rule(Protocol):
+    """What :func:`simulate` needs from a priority rule, and what it calls when present.
+
+    **Every rule** is a callable ``rule(states, t) -> priority``: one number per arm (shape
+    ``(replications, N)``, or ``(N,)`` without replications), the higher the sooner active;
+    with ``activation="at_most"`` only arms of priority strictly above 0 may be active. A
+    stateless rule is nothing more, and :func:`simulate` calls nothing else on it (its run is
+    bit for bit what it was before these hooks existed). The library's rules:
+    :class:`IndexRule` (Whittle's, or any index table),
+    :func:`~whittle_lib.policies.lp_priority`, :func:`~whittle_lib.policies.ftva`,
+    :func:`~whittle_lib.policies.lp_update`.
+
+    Optional hooks, called when the rule has them:
+
+    ``check_run(dynamics, M, activation)``
+        once, before the run: the rule refuses (``ValueError``) dynamics, a budget or an
+        activation rule other than those it was built for (an LP-based rule is built from the
+        relaxation of given arms, budget and activation).
+    ``start(states, rng) -> runner``
+        a **stateful** rule (one that remembers something between periods, draws its own
+        random numbers, or needs the real transitions): called once with the initial states
+        and the run's generator, it returns the object used for this run (its priorities,
+        ``runner(states, t)``), so that the rule itself stays immutable and reusable: two runs
+        never share state. A runner that wants its own random stream spawns it from ``rng``
+        (``rng.spawn(1)[0]``), which leaves the run's own draws unchanged.
+    ``runner.update(states, active, next_states, rng)``
+        after each period's transition: the states before it, the activations chosen and the
+        states after it (for instance to couple virtual arms to the real ones, FTVA).
+
+    :func:`simulate_counts` (identical arms, as counts per state) runs an index table, or a
+    rule that has one table for every arm, by its table; a rule may instead provide
+
+    ``start_counts(arm, counts, rng) -> runner``
+        with ``runner.allocate(counts, t)`` returning the number of active arms in each state
+        (integers, at most the counts, at most ``M`` in all), and optionally
+        ``runner.transition(counts, active, rng) -> next counts`` when the rule must draw the
+        real moves itself (FTVA's coupling); otherwise the simulator draws them.
+    """
+
+    def __call__(self, states, t: int) -> np.ndarray: ...
+
+
 def _arm_type_error(name: str, value) -> TypeError:
     """A TypeError that says what to pass instead of ``value``."""
     got = type(value).__name__
@@ -296,16 +340,7 @@ def _arm_type_error(name: str, value) -> TypeError:
 def _distinct(items) -> tuple[list, np.ndarray, list[int]]:
     """The distinct objects of ``items`` (by identity), each item's number among them, and the
     position of each one's first occurrence: a million copies of a few arms are a few arms."""
-    position: dict[int, int] = {}
-    distinct, first = [], []
-    kind = np.empty(len(items), dtype=np.intp)
-    for i, item in enumerate(items):
-        k = position.setdefault(id(item), len(distinct))
-        if k == len(distinct):
-            distinct.append(item)
-            first.append(i)
-        kind[i] = k
-    return distinct, kind, first
+    return distinct_objects(items)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -734,7 +769,7 @@ def _as_rule(rule):
     if isinstance(rule, WhittleIndexResult):
         raise TypeError("rule must give one priority per arm, got one WhittleIndexResult: "
                         "pass a list of them, one per arm, or IndexRule(results)")
-    if callable(rule):
+    if callable(rule) or hasattr(rule, "start"):
         return rule
     if isinstance(rule, (list, tuple, np.ndarray)):
         return IndexRule(rule)
@@ -806,6 +841,8 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         ``rule(states, t) -> priority`` of shape ``(replications, N)``, e.g. :class:`IndexRule`;
         a list (one table or result per arm) is ``IndexRule(list)``. With finite arms, a
         :class:`WhittleIndexResult` computed for another arm than its position's is refused.
+        A rule may be stateful (``start``/``update`` hooks, as FTVA) and may check what it is
+        run on (``check_run``): see :class:`Rule`.
     M : int
         The budget: arms activated per period, ``0 <= M <= N``.
     n_periods : int
@@ -834,7 +871,8 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         ``None`` for the average.
     rng : numpy.random.Generator or seed
         Drawn from in this order each period: ``top_m`` (random ties only), then
-        ``dynamics.step``. Required with ``ties="random"``.
+        ``dynamics.step`` (and whatever a stateful rule's ``update`` draws from it). Required
+        with ``ties="random"``.
 
     Returns
     -------
@@ -880,6 +918,9 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
     n_periods, warmup, discount, replications, M, ties, rng = _check_run(
         n_periods, warmup, discount, replications, M, n, ties, rng)
     threshold = _threshold(activation)
+    check_run = getattr(rule, "check_run", None)
+    if check_run is not None:                # what the rule was built for: arms, budget, rule
+        check_run(dynamics, M, activation)
     if isinstance(rule, IndexRule):
         if isinstance(dynamics, FiniteArms):
             rule.check_arms(dynamics)
@@ -887,6 +928,10 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         else:
             rule.check(n)
     states = dynamics.initial(replications)
+    update = None
+    if hasattr(rule, "start"):               # a stateful rule: its state for this run
+        rule = rule.start(states, rng)
+        update = getattr(rule, "update", None)
     lead = () if replications is None else (replications,)
     rewards = np.empty((n_periods, *lead))
     state_log, active_log = [], []
@@ -901,17 +946,20 @@ def simulate(dynamics: Dynamics, rule, M: int, n_periods: int, *, replications: 
         if record and t >= warmup:
             state_log.append(dynamics.observe(states))
             active_log.append(active)
-        states, reward = dynamics.step(states, active, rng)
+        next_states, reward = dynamics.step(states, active, rng)
+        if update is not None:
+            update(states, active, next_states, rng)
+        states = next_states
         if t >= warmup:
             rewards[t - warmup] = reward
     return _simulation(rewards, state_log, active_log, record, warmup, discount, activation)
 
 
-def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *,
+def simulate_counts(arm: RestlessArm, counts, rule, M: int, n_periods: int, *,
                     replications: int | None = 1, activation: str = "at_most",
                     record: bool = False, warmup: int = 0, discount: float | None = None,
                     rng=None) -> RmabSimulation:
-    """Many copies of one arm under an index rule, as the number of arms in each state.
+    """Many copies of one arm under a rule, as the number of arms in each state.
 
     Copies of one arm are exchangeable, so under a rule whose priority depends only on the
     state the counts ``c(x)`` (arms in state ``x``) are a Markov chain, and a period costs
@@ -923,18 +971,26 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
     ``N`` copies when no two states share an index; with shared indices the per-arm run breaks
     ties by arm number, this one by state.
 
+    A rule that is not a table of indices (FTVA, LP-update) runs here through its count-mode
+    hooks (:class:`Rule`: ``start_counts``, ``allocate``, and ``transition`` when it draws the
+    moves itself), at a cost that does not grow with ``N`` either.
+
     Parameters
     ----------
     arm : RestlessArm
     counts : array_like of int, shape (n,)
         Initial number of arms in each state; ``N = sum(counts)``.
-    indices : array_like, shape (n,), or WhittleIndexResult
-        The priority of each state; a result must have been computed for ``arm``.
+    rule : array_like, shape (n,), WhittleIndexResult, or a rule
+        The priority of each state (a result must have been computed for ``arm``); an
+        :class:`IndexRule` (or :func:`~whittle_lib.policies.lp_priority`'s rule) whose tables
+        are one table for every arm; or a rule with count-mode hooks
+        (:func:`~whittle_lib.policies.ftva`, :func:`~whittle_lib.policies.lp_update`).
+        (This parameter was named ``indices`` before the rules for any arms.)
     M : int
         Arms activated per period, ``0 <= M <= N``.
     n_periods, replications, activation, record, warmup, discount, rng
         As in :func:`simulate`. The generator gives one multinomial draw per action and state
-        each period.
+        each period (a count-mode rule draws what it documents).
 
     Returns
     -------
@@ -961,46 +1017,94 @@ def simulate_counts(arm: RestlessArm, counts, indices, M: int, n_periods: int, *
         raise ValueError(f"counts must hold a non-negative integer count for each of the {n} "
                          f"states, got {counts!r}")
     counts = raw.astype(np.int64)
-    table = np.array(_index_table("indices", indices), dtype=float)
-    theirs = _result_fingerprint(indices)
-    if theirs is not None and theirs != arm.fingerprint:
-        raise ValueError(f"indices is a WhittleIndexResult computed for another arm "
-                         f"(fingerprint {theirs[:12]}...) than arm (fingerprint "
-                         f"{arm.fingerprint[:12]}...): pass whittle_indices(arm)")
-    if table.shape != (n,):
-        raise ValueError(f"indices must hold one index per state ({n}), got shape {table.shape}")
-    if np.isnan(table).any():
-        x = int(np.flatnonzero(np.isnan(table))[0])
-        raise ValueError(f"the index of state {x} is nan; a non-indexable arm's "
-                         "WhittleIndexResult has nan indices where its computation stopped")
     N = int(counts.sum())
     n_periods, warmup, discount, replications, M, _, rng = _check_run(
         n_periods, warmup, discount, replications, M, N, "lowest", rng)
     threshold = _threshold(activation)
-    order = np.argsort(-table, kind="stable")               # states by decreasing index
-    eligible = np.ones(n, dtype=bool) if threshold is None else table[order] > threshold
+    check_run = getattr(rule, "check_run", None)
+    if check_run is not None and not isinstance(rule, (np.ndarray, WhittleIndexResult)):
+        check_run(arm, M, activation)
     P = np.stack([arm.P0, arm.P1])                           # (2, n, n)
     R = np.stack([arm.R0, arm.R1])
     lead = () if replications is None else (replications,)
     c = np.broadcast_to(counts, (*lead, n)).copy()
+    runner = rule.start_counts(arm, c, rng) if hasattr(rule, "start_counts") else None
+    if runner is None:
+        allocate = _table_allocation(arm, rule, M, threshold)
+        transition = None
+    else:
+        allocate = runner.allocate
+        transition = getattr(runner, "transition", None)
     rewards = np.empty((n_periods, *lead))
     state_log, active_log = [], []
     for t in range(warmup + n_periods):
-        ranked = c[..., order]
-        before = np.cumsum(ranked, axis=-1) - ranked         # arms in better states
-        take = np.clip(M - before, 0, ranked) * eligible
-        active = np.empty_like(c)
-        active[..., order] = take
+        active = np.asarray(allocate(c, t))
+        if runner is not None:
+            _check_allocation(active, c, M)
         passive = c - active
         if record and t >= warmup:
             state_log.append(c.copy())
             active_log.append(active)
         reward = passive @ R[0] + active @ R[1]
-        moved = rng.multinomial(np.stack([passive, active], axis=-2), P)   # (..., 2, n, n)
-        c = moved.sum(axis=(-3, -2))
+        if transition is None:
+            moved = rng.multinomial(np.stack([passive, active], axis=-2), P)   # (..., 2, n, n)
+            c = moved.sum(axis=(-3, -2))
+        else:
+            c = np.asarray(transition(c, active, rng))
         if t >= warmup:
             rewards[t - warmup] = reward
     return _simulation(rewards, state_log, active_log, record, warmup, discount, activation)
+
+
+def _table_allocation(arm: RestlessArm, rule, M: int, threshold):
+    """The allocation of an index table: the ``M`` arms of the states of highest index."""
+    n = arm.n_states
+    if isinstance(rule, IndexRule):
+        tables = rule._table.reshape(-1, rule._width)
+        if np.unique(tables, axis=0).shape[0] != 1:
+            raise ValueError("simulate_counts runs copies of one arm: the rule must have one "
+                             f"index table for every arm, got {tables.shape[0]} different ones")
+        table = np.array(rule.indices[0], dtype=float)
+        # per distinct table, not per arm: a million copies are read once
+        theirs = next((fp for fp in rule._prints if fp is not None), None)
+        name = "the rule's tables"
+    else:
+        table = np.array(_index_table("rule", rule), dtype=float)
+        theirs = _result_fingerprint(rule)
+        name = "rule"
+    if theirs is not None and theirs != arm.fingerprint:
+        raise ValueError(f"{name} were computed for another arm (fingerprint {theirs[:12]}...) "
+                         f"than arm (fingerprint {arm.fingerprint[:12]}...): pass "
+                         "whittle_indices(arm)")
+    if table.shape != (n,):
+        raise ValueError(f"rule must hold one index per state ({n}), got shape {table.shape}")
+    if np.isnan(table).any():
+        x = int(np.flatnonzero(np.isnan(table))[0])
+        raise ValueError(f"the index of state {x} is nan; a non-indexable arm's "
+                         "WhittleIndexResult has nan indices where its computation stopped")
+    order = np.argsort(-table, kind="stable")               # states by decreasing index
+    eligible = np.ones(n, dtype=bool) if threshold is None else table[order] > threshold
+
+    def allocate(c, t):
+        ranked = c[..., order]
+        before = np.cumsum(ranked, axis=-1) - ranked         # arms in better states
+        take = np.clip(M - before, 0, ranked) * eligible
+        active = np.empty_like(c)
+        active[..., order] = take
+        return active
+
+    return allocate
+
+
+def _check_allocation(active: np.ndarray, c: np.ndarray, M: int) -> None:
+    if active.shape != c.shape or active.dtype.kind not in "iu":
+        raise ValueError(f"a count-mode rule must give the integer number of active arms in "
+                         f"each state, shape {c.shape}, got {active.dtype} of shape "
+                         f"{active.shape}")
+    if np.any(active < 0) or np.any(active > c) or np.any(active.sum(axis=-1) > M):
+        raise ValueError(f"a count-mode rule must activate between 0 and the arms in each "
+                         f"state, at most M={M} in all, got {active.tolist()} for counts "
+                         f"{c.tolist()}")
 
 
 @dataclass(frozen=True, eq=False, repr=False)

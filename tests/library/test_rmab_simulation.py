@@ -369,7 +369,8 @@ def test_crawling_simulation_at_scale_is_the_former_one_bit_for_bit():
                                    arrival_rate=rng.uniform(0.5, 3.0, n))
     rule = policies.WhittleRule(model)
     for stochastic in (False, True):
-        run = policies.simulate_crawling(model, rule, M, T, stochastic=stochastic, record=True, rng=4)
+        run = policies.simulate_crawling(model, rule, M, T, stochastic=stochastic, record=True,
+                                         rng=4)
         dynamics = crawling.CrawlingDynamics(model, stochastic=stochastic)
         state, g = dynamics.initial(None), np.random.default_rng(4)
         for t in range(T):
