@@ -68,8 +68,8 @@ def part_one_state(tmp_path_factory):
     import whittle_lib as wl
 
     matplotlib.use("agg")
-    needed = {"np", "Q", "params", "space", "K", "c", "P0", "P1", "ok0", "ok1", "T", "x_hat",
-              "exact"}
+    needed = {"np", "robots", "params", "space", "K", "c", "P0", "P1", "ok0", "ok1", "T", "x_hat",
+              "optimal_gain"}
     namespace: dict = {}
     out = tmp_path_factory.mktemp("out")
     old = os.environ.get("WHITTLE_OUTPUT_ROOT")
