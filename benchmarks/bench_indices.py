@@ -11,6 +11,11 @@ sides that build the recursion's first matrix, and the updates that keep the pas
 test, are 11/3 n^3 flops, about 4.8 LUs at this machine's speeds (see
 ``whittle_lib.indices.whittle_indices``, Notes).
 
+For n >= 500 two more rows time the recursion as it was before issue 32's work on its speed
+(commit e6373ef, frozen in ``tests/library/test_indices_bits.py``): ours against it (its bits
+must be ours: the agreement says ``bit for bit`` or names the difference), and it against the
+same dense LU, so that both costs in LUs come from one run.
+
 ``indices.structured``: the same arms made *rested* (``P0 = I``, discounted) and *reset* (every
 row of ``P0`` the first row of the random ``P0``; discounted and average reward), n = 1000 and
 2000, which ``whittle_indices`` recognises and solves by state elimination (2/3 n^3 flops; issue
@@ -23,6 +28,9 @@ is computed once, before the timings, as a user's arm computes it once.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 from scipy import linalg
@@ -57,6 +65,30 @@ def load_peer():
     return compute
 
 
+def load_before():
+    """``whittle_indices`` of a general arm as at e6373ef (the frozen reference of the tests),
+    or None with a note when the tests are not there."""
+    folder = Path(__file__).resolve().parent.parent / "tests" / "library"
+    sys.path.insert(0, str(folder))
+    try:
+        from test_indices_bits import whittle_indices_before
+    except ImportError as error:
+        print(f"(the reference before issue 32 is not available: {error}; its rows are skipped)",
+              flush=True)
+        return None
+    finally:
+        sys.path.remove(str(folder))
+    return whittle_indices_before
+
+
+def _bits(a, b) -> str:
+    same = (a.status is b.status and a.indices.tobytes() == b.indices.tobytes()
+            and a.passive_order.tobytes() == b.passive_order.tobytes())
+    if same:
+        return "bit for bit"
+    return f"DIFFERENT: max |index difference| {float(np.max(np.abs(a.indices - b.indices))):.1e}"
+
+
 def _indexable(result) -> None:
     if not result.indexable:
         raise RuntimeError(f"benchmark arm reported {result.status}")
@@ -66,7 +98,7 @@ def _difference(a, b) -> str:
     return f"max |index difference| {float(np.max(np.abs(a.indices - b))):.1e}"
 
 
-def _rows(name, arm, discount, peer, repeats, lu=True):
+def _rows(name, arm, discount, peer, repeats, lu=True, before=None):
     arm.fingerprint                                   # once, as for a user's arm
     ours = lambda: whittle_indices(arm, discount=discount)  # noqa: E731
     _indexable(ours())
@@ -75,9 +107,14 @@ def _rows(name, arm, discount, peer, repeats, lu=True):
                 repeats=repeats)
     if lu:
         matrix = np.eye(arm.n_states) - (0.9 if discount is None else discount) * arm.P1
-        compare(name, ours, lambda: linalg.lu_factor(matrix, check_finite=False),
-                "one dense LU, same n", lambda a, _: f"indexable: {a.indexable}",
-                repeats=repeats)
+        dense_lu = lambda: linalg.lu_factor(matrix, check_finite=False)  # noqa: E731
+        compare(name, ours, dense_lu, "one dense LU, same n", lambda a, _: f"indexable: "
+                f"{a.indexable}", repeats=repeats)
+        if before:
+            old = lambda: before(arm, discount=discount)  # noqa: E731
+            compare(name, ours, old, "the recursion before (e6373ef)", _bits, repeats=repeats)
+            compare(f"{name}.before", old, dense_lu, "one dense LU, same n",
+                    lambda a, _: f"indexable: {a.indexable}", repeats=repeats)
 
 
 def _warm(peer):
@@ -91,12 +128,13 @@ def _warm(peer):
 @case("indices.random_dense")
 def random_dense() -> None:
     peer = load_peer()
+    before = load_before()
     _warm(peer)
     for n in SIZES:
         arm = random_arm(n, rng=n)
         for discount, label in CRITERIA:
             _rows(f"indices.random_dense.n{n}.{label}", arm, discount, peer, REPEATS[n],
-                  lu=n >= 500)
+                  lu=n >= 500, before=before)
 
 
 def structured_arms(n: int) -> dict[str, RestlessArm]:

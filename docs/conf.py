@@ -51,16 +51,20 @@ myst_update_mathjax = False
 autodoc_default_options = {"members": True}
 autodoc_typehints = "description"
 
-html_theme = "alabaster"
+# sphinx-book-theme (the theme of Jupyter Book and of QuantEcon's lectures, on the PyData theme):
+# the notebooks in the left panel, the page's own headings ("Contents") in the right one, so
+# that a notebook's Part II, the record, is one click away from its lesson; each page offers its
+# .ipynb for download. No network: the theme's fonts and icons ship in the package.
+html_theme = "sphinx_book_theme"
 html_title = project
-# Code cells hold lines of up to 100 characters: a page wide enough, and code a little smaller
-# than the prose, show them whole at 1280 pixels instead of cutting them at the right edge.
-html_theme_options = {"page_width": "min(1500px, 98%)", "sidebar_width": "220px",
-                      "body_max_width": "none", "fixed_sidebar": True,
-                      "code_font_size": "0.78em"}
-# The sidebar: the notebooks, then the headings of the page being read ("On this page"), so
-# that a notebook's Part II, the record, is one click away from its lesson.
-html_sidebars = {"**": ["about.html", "searchbox.html", "navigation.html", "localtoc.html"]}
+html_theme_options = {
+    "home_page_in_toc": True,
+    "show_toc_level": 2,                 # sections and their subsections in "Contents"
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "use_repository_button": False,
+    "navigation_with_keys": False,
+}
 # docs/_static/whittle.css: wide tables scroll inside their box instead of running off the page.
 html_static_path = ["_static"]
 html_css_files = ["whittle.css"]

@@ -11,7 +11,9 @@ The help may start with a range and a colon; papermill skips any line holding a 
 so a range has none: ``> a``, ``< b``, an interval ``in (a, b)``, ``in [a, b]``,
 ``in (a, b]``, ``in [a, b)`` whose ends may be ``-inf`` or ``inf`` (``in [0, inf)`` is
 "at least 0"), or the allowed values ``in {x, y, z}``. For a list the range applies to each
-element. What is ours is only the check of a value against the type and range, by name:
+element, and ``, distinct`` after it (or ``distinct`` alone) refuses a list that holds a value
+twice (a swept list: each value runs once, under its own name). What is ours is only the check
+of a value against the type and range, by name:
 
     params = replication.check_parameters(NOTEBOOK, globals())
 
@@ -34,6 +36,11 @@ Examples
 Traceback (most recent call last):
     ...
 ValueError: replications must be an int in [2, inf), got 1
+>>> parse_parameters_cell('kappas: list[float] = [1.0, 2.0]  # > 0, distinct: kappa swept'
+...                       )[0].validate([1, 2, 1.0])
+Traceback (most recent call last):
+    ...
+ValueError: kappas must be a list[float] > 0, distinct, got [1.0, 2.0, 1.0] (1.0 twice)
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ __all__ = ["PARAMETER_TYPES", "ParameterSpec", "ParameterValues", "check_paramet
 PARAMETER_TYPES = ("int", "float", "bool", "str", "list[int]", "list[float]", "list[str]")
 _ONE_SIDED = re.compile(r"([<>])\s*(\S+)")
 _INTERVAL = re.compile(r"in\s*([\[(])\s*([^,]+?)\s*,\s*([^,]+?)\s*([\])])")
+_DISTINCT = re.compile(r"(.+?)\s*,\s*distinct", re.S)
 
 
 def format_value(value) -> str:
@@ -86,8 +94,9 @@ class ParameterSpec:
 
     ``low``/``high`` bound a number (each element of a list), ``None`` if unbounded; the
     ``*_inclusive`` flags say whether the bound itself is allowed. ``choices`` are the allowed
-    values in the order written, exclusive with bounds. The default is normalised by
-    :meth:`validate` (a tuple for a list, so the spec stays immutable).
+    values in the order written, exclusive with bounds. ``distinct`` (lists only) refuses a
+    value that holds an element twice. The default is normalised by :meth:`validate` (a tuple
+    for a list, so the spec stays immutable).
 
     Raises
     ------
@@ -105,11 +114,14 @@ class ParameterSpec:
     low_inclusive: bool = False
     high_inclusive: bool = False
     choices: tuple | None = None
+    distinct: bool = False
 
     def __post_init__(self):
         if self.type not in PARAMETER_TYPES:
             raise ValueError(f"{self.name}: type must be one of {', '.join(PARAMETER_TYPES)}, "
                              f"got {self.type!r}")
+        if self.distinct and not self.is_list:
+            raise ValueError(f"{self.name}: only a list can be distinct, got a {self.type}")
         bounded = self.low is not None or self.high is not None
         if bounded and self.element_type not in ("int", "float"):
             raise ValueError(f"{self.name}: a {self.type} takes no bounds, only allowed values")
@@ -136,6 +148,13 @@ class ParameterSpec:
         return self.type.removeprefix("list[").removesuffix("]")
 
     def _range_text(self) -> str:
+        """The range as the cell writes it, with ``, distinct`` (or ``distinct`` alone)."""
+        bounds = self._bounds_text()
+        if not self.distinct:
+            return bounds
+        return f"{bounds}, distinct" if bounds else "distinct"
+
+    def _bounds_text(self) -> str:
         if self.choices is not None:
             return "in {" + ", ".join(format_value(c) for c in self.choices) + "}"
         if self.low is None and self.high is None:
@@ -151,8 +170,9 @@ class ParameterSpec:
 
     @property
     def rule(self) -> str:
-        """The type and range, e.g. ``"list[float] > 0"`` or ``"int in [2, inf)"``."""
-        return f"{self.type} {self._range_text()}".rstrip()
+        """The type and range, e.g. ``"list[float] > 0, distinct"`` or ``"int in [2, inf)"``."""
+        text = self._range_text()
+        return f"{self.type}, {text}" if text == "distinct" else f"{self.type} {text}".rstrip()
 
     def _fail(self, value, detail: str = ""):
         article = "an" if self.type == "int" else "a"
@@ -198,6 +218,11 @@ class ParameterSpec:
         for element in elements:
             if not self._in_range(element):
                 self._fail(value, f" (element {format_value(element)})" if self.is_list else "")
+        if self.distinct:
+            twice = [e for k, e in enumerate(elements) if e in elements[:k]]
+            if twice:
+                self._fail(elements, " (" + ", ".join(f"{format_value(e)} twice"
+                                                      for e in dict.fromkeys(twice)) + ")")
         return elements if self.is_list else elements[0]
 
     def parse(self, text: str):
@@ -237,7 +262,12 @@ def _number(token: str) -> float | None:
 
 
 def _parse_range(text: str) -> dict:
-    """Keyword arguments of :class:`ParameterSpec` for a range written in a help text."""
+    """Keyword arguments of :class:`ParameterSpec` for a range written in a help text, with
+    ``, distinct`` after it, or ``distinct`` alone."""
+    if text == "distinct":
+        return {"distinct": True}
+    if m := _DISTINCT.fullmatch(text):
+        return {**_parse_range(m.group(1)), "distinct": True}
     if m := _ONE_SIDED.fullmatch(text):
         side = "low" if m.group(1) == ">" else "high"
         return {side: _number(m.group(2))}
@@ -258,7 +288,7 @@ def _spec(name: str, annotation: str, default: str, help_: str) -> ParameterSpec
         value = ast.literal_eval(default)
     except (ValueError, SyntaxError, TypeError):
         raise ValueError(f"{name}: the default must be a Python literal, got {default!r}")
-    if re.match(r"(in\s*[\[({]|[<>])", help_):
+    if re.match(r"(in\s*[\[({]|[<>]|distinct\b)", help_):
         for at in (i for i, ch in enumerate(help_) if ch == ":"):
             try:
                 bounds = _parse_range(help_[:at].strip())
@@ -266,7 +296,8 @@ def _spec(name: str, annotation: str, default: str, help_: str) -> ParameterSpec
                 continue
             return ParameterSpec(name, value, annotation, help_[at + 1:].strip(), **bounds)
         raise ValueError(f"{name}: the help starts like a range but none parses before a "
-                         f"colon (> a, < b, in (a, b], in [a, inf), in {{x, y}}): {help_!r}")
+                         f"colon (> a, < b, in (a, b], in [a, inf), in {{x, y}}, any of them "
+                         f"followed by ', distinct'): {help_!r}")
     return ParameterSpec(name, value, annotation, help_)
 
 

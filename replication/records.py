@@ -662,10 +662,14 @@ class Comparison:
         holds = [k for k, v in verdicts.items() if v is not None and v]
         fails = [k for k, v in verdicts.items() if v is not None and not v]
         open_ = [k for k, v in verdicts.items() if v is None]
-        split = (f"holds under {len(holds)} of {len(verdicts)} readings ({'; '.join(holds)}), "
-                 f"fails under {len(fails)} ({'; '.join(fails)})")
-        split += (f", undetermined under {len(open_)} ({'; '.join(open_)})." if open_
-                  else ".")
+
+        def under(verb, names, of=""):      # "fails under 2 (a; b)"; "holds under none of 7"
+            return (f"{verb} under {len(names)}{of} ({'; '.join(names)})" if names
+                    else f"{verb} under none{of}")
+
+        split = (f"{under('holds', holds, f' of {len(verdicts)} readings')}, "
+                 f"{under('fails', fails)}")
+        split += f", {under('undetermined', open_)}." if open_ else "."
         if status is Status.CLAIM_HOLDS:
             split = f"holds under all {len(verdicts)} readings ({'; '.join(holds)})."
         elif status is Status.CLAIM_FAILS:

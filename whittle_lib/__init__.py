@@ -85,7 +85,7 @@ _EXPORTS = {
 }
 
 __all__ = [*_SUBMODULES, *_EXPORTS]
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 
 # PEP 562: ``wl.mdp`` and ``wl.policy_iteration`` import SciPy only when first used.

@@ -39,7 +39,7 @@ import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
 from ._validation import (as_numeric, check_activation, check_budget, check_choice,
-                          check_discount, check_real)
+                          check_discount, check_real, distinct_objects)
 from .arms import RestlessArm
 
 __all__ = ["RelaxationBound", "relaxation_bound", "RelaxationSolution", "relaxation_solution"]
@@ -123,7 +123,8 @@ def _check_arms(arms) -> list[RestlessArm]:
             from None
     if not arms:
         raise ValueError("arms must hold at least one RestlessArm, got an empty sequence")
-    for i, arm in enumerate(arms):
+    distinct, _, first = distinct_objects(arms)        # each object checked once
+    for i, arm in zip(first, distinct):
         if not isinstance(arm, RestlessArm):
             raise TypeError(f"arms[{i}] must be a RestlessArm, got {type(arm).__name__}")
     return arms
@@ -201,26 +202,27 @@ class _Kinds:
 
     def __init__(self, arms, x0):
         N = len(arms)
-        first_of_object: dict[int, int] = {}
         unique_of_print: dict[str, int] = {}
         self.arms: list[RestlessArm] = []      # distinct arms
         self.first: list[int] = []             # the position of each distinct arm's first copy
-        arm_of = np.empty(N, dtype=np.intp)
-        for i, arm in enumerate(arms):
-            u = first_of_object.get(id(arm))
-            if u is None:
-                # the same object is fingerprinted once; equal copies share the print
-                u = unique_of_print.setdefault(arm.fingerprint, len(self.arms))
-                if u == len(self.arms):
-                    self.arms.append(arm)
-                    self.first.append(i)
-                first_of_object[id(arm)] = u
-            arm_of[i] = u
-        start = np.zeros(N, dtype=np.intp) if x0 is None else x0
-        keys, class_of, counts = np.unique(np.stack([arm_of, start], axis=1), axis=0,
-                                           return_inverse=True, return_counts=True)
-        self.class_arm = keys[:, 0]            # per class: its distinct arm
-        self.class_x0 = keys[:, 1]             # per class: the initial state (discounted)
+        # each object fingerprinted once (in order of first occurrence); equal copies share
+        # the print
+        objects, kind, first = distinct_objects(arms)
+        of_object = np.empty(len(objects), dtype=np.intp)
+        for k, (arm, i) in enumerate(zip(objects, first)):
+            u = unique_of_print.setdefault(arm.fingerprint, len(self.arms))
+            if u == len(self.arms):
+                self.arms.append(arm)
+                self.first.append(i)
+            of_object[k] = u
+        arm_of = of_object[kind]
+        start = np.zeros(N, dtype=np.intp) if x0 is None else np.asarray(x0, dtype=np.intp)
+        # the classes (distinct arm, initial state), sorted by arm then state
+        width = int(start.max()) + 1
+        keys, class_of, counts = np.unique(arm_of * width + start, return_inverse=True,
+                                           return_counts=True)
+        self.class_arm = keys // width         # per class: its distinct arm
+        self.class_x0 = keys % width           # per class: the initial state (discounted)
         self.class_of = class_of.ravel()       # per position: its class
         self.counts = counts.astype(float)     # per class: how many arms
         self.n_arms = N
@@ -972,7 +974,7 @@ def relaxation_solution(arms: Sequence[RestlessArm], M: int, *, activation: str 
     discount = check_discount(discount)
     x0 = _check_x0(x0, arms, discount)
     if subsidy is not None:
-        subsidy = check_real("subsidy", subsidy)
+        subsidy = check_real("subsidy", subsidy, low_open=True, high_open=True)
     kinds = _Kinds(arms, x0)
     return _decompose(kinds, M, activation, discount, subsidy, arms)
 
@@ -1168,6 +1170,7 @@ def _solution(kinds, solver, pair, lam, subsidy_range, T, tol, activation, disco
         pol_class.append(prob)
     shares_class = np.array([occ.sum(axis=0)[1] for occ in occ_class]) / scale
     of = kinds.class_of
+    prints = [kinds.arms[a].fingerprint for a in kinds.class_arm.tolist()]
     # every profile optimal at lam has the same gains: the dual's value there
     bound = float(counts @ here.gain) - lam * T
     solution = RelaxationSolution(
@@ -1177,7 +1180,7 @@ def _solution(kinds, solver, pair, lam, subsidy_range, T, tol, activation, disco
         occupation=tuple(occ_class[c] for c in of.tolist()),
         values=tuple(values_class[c] for c in of.tolist()),
         gains=None if gains is None else gains[of],
-        fingerprints=tuple(a.fingerprint for a in arms), evaluations=evaluations)
+        fingerprints=tuple(prints[c] for c in of.tolist()), evaluations=evaluations)
     object.__setattr__(solution, "_policies", tuple(pol_class[c] for c in of.tolist()))
     object.__setattr__(solution, "_class_of", of)
     return solution

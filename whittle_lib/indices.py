@@ -88,6 +88,11 @@ _PIVOT_TOL = 1e-10
 #: Reciprocal condition number below which the all-active policy matrix is singular
 #: (a multichain all-active policy in the average-reward case).
 _RCOND_TOL = 1e-13
+#: Discounted, the conditioning is not estimated when its lower bound (see :func:`_ggk`) is
+#: this many times ``_RCOND_TOL``: the estimate (a lower bound of ||A_0^{-1}||_1, from the
+#: computed factors, within a relative O(n eps / rcond) of it) could not then fall below the
+#: threshold.
+_RCOND_MARGIN = 1e3
 #: Number of Sherman-Morrison updates that are delayed and then applied to the working
 #: matrix as one matrix-matrix product (level-3 BLAS).
 _BLOCK = 64
@@ -103,9 +108,6 @@ _STRUCTURE_TOL = 1e-14
 #: without the remaining states, i.e. a multichain policy: the arm goes to the general
 #: recursion, which decides (an exactly multichain chain gives 0 up to rounding, ~1e-16).
 _ELIMINATION_PIVOT_TOL = 1e-8
-
-#: ``ndarray.min`` without its Python wrapper (called twice per pivot).
-_min = np.minimum.reduce
 
 
 class IndexStatus(enum.Enum):
@@ -345,7 +347,13 @@ def whittle_indices(arm: RestlessArm, *, discount: float | None = None) -> Whitt
     updates, of which :math:`n^3/3` keep the rows of the passive states current for the
     indexability test: :math:`O(n^3)` overall, mostly in level-3 BLAS, and :math:`O(n^2)`
     memory. The algorithms of [GGK23]_ and [NM20]_ count :math:`\tfrac23 n^3` for the
-    recursion after that initialisation, which dominates.
+    recursion after that initialisation, which dominates. Each pivot also makes a few dozen
+    calls on vectors of :math:`n` numbers (the column, the slopes, the next index), whose
+    overhead is about one more LU's time at 1,000 states and half of one at 2,000; with one
+    BLAS thread the whole takes about six LU times at those sizes. (Discounted, the estimate
+    of :math:`A_\emptyset`'s conditioning, which decides whether it is singular, is not made
+    where :math:`(1-\beta)/(n(1+\beta n))`, a lower bound of its reciprocal condition
+    number, shows that it is not.)
 
     **Rested and reset arms.** Two kinds of arm are recognised from ``P0`` (exactly, or within
     ``1e-14`` per entry) and take a path of about :math:`\tfrac23 n^3` flops, the cost of one
@@ -467,9 +475,15 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
                                   violating_state=violating, violation_subsidy=at), None
 
     delta, a0 = _policy_system(arm, beta, extra)
-    anorm = np.abs(a0).sum(axis=0).max()
+    # The estimate of A_0's conditioning costs a tenth of its factorisation. Discounted,
+    # A_0 = I - beta P1 has ||A_0^{-1}||_inf = 1 / (1 - beta) and ||A_0||_1 <= 1 + beta n, so
+    # its reciprocal condition number (1-norm) is at least (1 - beta) / (n (1 + beta n)): when
+    # that is above the threshold by a wide margin the estimate would pass, and is not made.
+    conditioned = beta < 1.0 and (1.0 - beta) >= _RCOND_MARGIN * _RCOND_TOL * n * (1.0 + beta * n)
+    anorm = None if conditioned else np.abs(a0).sum(axis=0).max()
     lu, piv, info = lapack.dgetrf(a0, overwrite_a=True)
-    rcond = lapack.dgecon(lu, anorm, norm="1")[0] if info == 0 else 0.0
+    if info == 0:
+        rcond = np.inf if conditioned else lapack.dgecon(lu, anorm, norm="1")[0]
     if info != 0 or rcond < _RCOND_TOL:
         # average reward: multichain all-active policy; discounted (I - beta P is a
         # non-singular M-matrix) only when beta is within rounding of 1
@@ -497,62 +511,78 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
     L = np.zeros((m, m), order="F")
     blk = np.empty(m, dtype=np.intp)
     j = 0
+    # Each pivot is a few dozen operations on vectors of n numbers, whose call overhead is most
+    # of what it costs at 1,000 states: their views are made here once, and the column's
+    # w = L^{-1} X_b[blk, sigma] is solved in place in ``g`` by dtrsv on L's leading block
+    # where it lies (:class:`_UnitLowerSolve`).
+    g = np.empty(m)
+    solve = _UnitLowerSolve(L, g)
+    views = [(g[:i], blk[:i], Ut[:i], L[i, :i], Ut[i]) for i in range(m)]
+    Ucols = Ut.T  # Ucols[x, :i] = Ut[:i, x]
 
-    active = np.ones(n, dtype=bool)
     sign = np.ones(n + me)  # +1 active, -1 passive (the extra rows: +1)
-    # The advantages z at the current index and their slopes 1 - y, both times ``sign``:
-    # an event (2) is a ratio zs / ss with ss > 0 (see _next_event).
+    # The slopes 1 - y times ``sign`` (ss) and the advantages z at the current index times
+    # -sign (nz): an event (2) is a ratio z / slope = -nz / ss with ss > 0 (see _next_event).
+    # Negated, the advantages give -(z / slope) = nz / ss, whose largest entry over ss > 0
+    # is the next index (below): the same numbers as z / slope up to their signs, which
+    # round symmetrically.
     if me:
-        zs = np.concatenate([R1 - R0, np.zeros(me)]) + Xt.T @ R1[st]
+        nz = np.concatenate([R1 - R0, np.zeros(me)]) + Xt.T @ R1[st]
     else:
-        zs = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
+        nz = R1 - R0 + Xt.T @ R1[st]  # a_0 of (1); y_0 = 0, every slope 1 - y is 1
     ss = np.ones(n + me)
     # views on the states (the whole vectors without extra rows); blas.daxpy updates in place
-    zn, sn = zs[:n], ss[:n]
+    zn, sn = nz[:n], ss[:n]
     sigma = int(np.argmin(zn))
-    mu = float(zs[sigma])
-    zs -= mu
+    mu = float(nz[sigma])
+    nz -= mu
+    np.negative(nz, out=nz)
     indices[sigma] = mu
     order.append(sigma)
     col, tmp, key = np.empty(n + me), np.empty(n + me), np.empty(n)
     tn, sgn = tmp[:n], sign[:n]
-    flat = np.empty(n, dtype=bool)
     if me:
-        ze, se = zs[n:], ss[n:]
+        ze, se = nz[n:], ss[n:]
         curve_g, curve_p = np.empty((n, me)), np.empty((n, me))
-        curve_g[0] = ze + mu
+        curve_g[0] = mu - ze
     last = n + 1 if me else n  # with extra rows, one more pivot: the all-passive policy
+    divide, multiply, subtract, dot, fmin = np.divide, np.multiply, np.subtract, np.dot, np.fmin
+    daxpy = blas.daxpy
+    inf = np.inf
+    infinity = np.array(np.inf)  # a 0-d operand: no conversion of a Python float per call
+    size = n + me  # daxpy's n, given by position: no keyword parsing per call
 
     for it in range(1, last):
         # --- pivot: sigma becomes passive, equation (3) -------------------------------------
         xr = Xt[row_of[sigma]]
+        gj, bj, uj, lj, u = views[j]
         if j:
-            w = blas.dtrsv(L[:j, :j], xr.take(blk[:j]), lower=1, diag=1, overwrite_x=1)
-            np.dot(w, Ut[:j], out=col)
-            np.subtract(xr, col, out=col)
+            xr.take(bj, None, gj, "clip")  # the indices are in range: no checks
+            solve(j)  # gj = L[:j, :j]^{-1} xr[blk[:j]]
+            dot(gj, uj, out=col)
+            subtract(xr, col, out=col)
+            column = col
         else:
-            np.copyto(col, xr)
-        denominator = 1.0 + float(col[sigma])
+            column = xr
+        denominator = 1.0 + float(column[sigma])
         if it == n:  # (extra rows only) the all-passive policy: its passive time
             complete = denominator > _PIVOT_TOL  # else multichain: its passive time unknown
-            curve_p[-1] = (1.0 - (se - float(ss[sigma]) * (col[n:] / denominator))
+            curve_p[-1] = (1.0 - (se - float(ss[sigma]) * (column[n:] / denominator))
                            if complete else np.nan)
             return finish(IndexStatus.INDEXABLE)[0], (indices[order], curve_g, curve_p,
                                                       complete)
         if denominator <= _PIVOT_TOL:  # the next policy is multichain (or, discounted,
             return finish(IndexStatus.MULTICHAIN)  # numerically so: beta too close to 1)
-        u = Ut[j]
-        np.divide(col, denominator, out=u)
+        divide(column, denominator, out=u)
         if j:
-            L[j, :j] = Ut[:j, sigma]
+            lj[...] = Ucols[sigma, :j]
         blk[j] = sigma
         # y += (1 - y[sigma]) u, i.e. every slope moves by -slope[sigma] u
-        np.multiply(u, sign, out=tmp)
-        ss = blas.daxpy(tmp, ss, a=-float(ss[sigma]))  # in place (contiguous float64)
-        active[sigma] = False
+        multiply(u, sign, out=tmp)
+        ss = daxpy(tmp, ss, size, -float(ss[sigma]))  # in place (contiguous float64)
         sign[sigma] = -1.0
         ss[sigma] = -ss[sigma]
-        zs[sigma] = -zs[sigma]
+        nz[sigma] = -nz[sigma]
         if me:
             curve_p[it - 1] = 1.0 - se
         j += 1
@@ -566,29 +596,37 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
             holes = row_of[blk]
             holes = holes[holes < k]
             fill = np.arange(k, k + m)
-            fill = fill[active[st[fill]]]
+            fill = fill[sign[st[fill]] > 0.0]
             Xt[holes] = Xt[fill]
             st[holes] = st[fill]
             row_of[st[holes]] = holes
             j = 0
 
         # --- next index (2) and indexability test ------------------------------------------
-        np.divide(zn, sn, out=key)  # = z / slope
+        # The fast path of _next_event on the signed vectors, taken unless some slope is
+        # within _SLOPE_TOL of zero or some advantage has the wrong sign beyond adv_tol (the
+        # smallest |slope| and the largest -z read at their arg-extremum: a vectorised pass,
+        # where np.minimum.reduce is not; NaN is found by both).
         np.abs(sn, out=tn)
         nxt = -1
-        if _min(tn) > _SLOPE_TOL and _min(zn) >= -adv_tol:
-            # the fast path of _next_event, on the signed vectors
-            np.less_equal(sn, _SLOPE_TOL, out=flat)
-            np.putmask(key, flat, np.inf)
-            nxt = int(key.argmin())
-            step, bad_step = max(float(key[nxt]), 0.0), np.inf
+        if tn[tn.argmin()] > _SLOPE_TOL and zn[zn.argmax()] <= adv_tol:
+            # every slope is then away from zero: the candidates are the positive ones, and
+            # -(z / slope) is kept there, -inf elsewhere (slope * inf is +-inf)
+            divide(zn, sn, out=key)
+            multiply(sn, infinity, out=tn)
+            fmin(key, tn, out=key)
+            nxt = int(key.argmax())
+            step, bad_step = max(-float(key[nxt]), 0.0), inf
         if nxt < 0 or sign[nxt] < 0.0:  # the careful path (flat slopes, ties, violations)
-            nxt, step, bad, bad_step = _next_event(active, sgn, sn * sgn, key, zn * sgn,
-                                                   adv_tol)
+            divide(zn, sn, out=key)
+            np.negative(key, out=key)  # z / slope
+            nxt, step, bad, bad_step = _next_event(sgn > 0.0, sgn, sn * sgn, key,
+                                                   zn * -sgn, adv_tol)
         if bad_step < step - _SUBSIDY_TOL * (scale + abs(mu)):
             # a passive advantage turns positive before the next index: the passive set shrinks
             return finish(IndexStatus.NOT_INDEXABLE, bad, mu + bad_step)
         if not math.isfinite(step):
+            active = sgn > 0.0
             indices[active] = np.inf  # active is optimal for every larger subsidy
             order.extend(np.flatnonzero(active).tolist())
             result = finish(IndexStatus.INDEXABLE)[0]
@@ -597,11 +635,11 @@ def _ggk(arm: RestlessArm, beta: float, discount: float | None, extra=None):
             return result, (indices[order[:it]], curve_g[:it], curve_p[:it], True)
         sigma = nxt
         mu += step
-        zs = blas.daxpy(ss, zs, a=-step)  # z -= step * slope, in place
+        nz = daxpy(ss, nz, size, step)  # z -= step * slope, in place (negated)
         indices[sigma] = mu
         order.append(sigma)
         if me:
-            curve_g[it] = ze + mu
+            curve_g[it] = mu - ze
     result = finish(IndexStatus.INDEXABLE)[0]
     return result, ((indices[order], curve_g, curve_p, True) if me else None)
 
@@ -664,6 +702,57 @@ def _structure(arm: RestlessArm, beta: float) -> str | None:
         if not (rows == first).all() and np.abs(rows - first).max() > tol:
             return None
     return "reset"
+
+
+def _cython_blas(name: str):
+    """The BLAS routine ``name`` that SciPy exports for Cython (:mod:`scipy.linalg.cython_blas`,
+    the library :mod:`scipy.linalg.blas` wraps) as a ctypes function without argument types
+    (every argument a ctypes pointer, ``byref`` or ``c_void_p``), or ``None`` if this SciPy
+    build does not export it."""
+    try:
+        from scipy.linalg import cython_blas
+
+        capsule = cython_blas.__pyx_capi__[name]
+        get_name = ctypes.pythonapi.PyCapsule_GetName
+        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype = ctypes.c_void_p
+        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        function = ctypes.CFUNCTYPE(None)(get_pointer(capsule, get_name(capsule)))
+        function.argtypes = None
+        return function
+    except Exception:  # noqa: BLE001 - any failure means: use SciPy's Python wrapper
+        return None
+
+
+class _UnitLowerSolve:
+    """``x[:j] = L[:j, :j]^{-1} x[:j]`` in place, ``L`` unit lower triangular (Fortran order),
+    for the column of each pivot of :func:`_ggk`.
+
+    The BLAS ``dtrsv`` through :func:`_cython_blas` with arguments made once, on ``L[:j, :j]``
+    where it lies (leading dimension ``L.shape[0]``): the routine ``scipy.linalg.blas.dtrsv``
+    calls, the same arithmetic, without that wrapper's copy of the non-contiguous block and its
+    argument parsing (about 1 us against 5 per pivot). Without the entry point, the wrapper."""
+
+    def __init__(self, L: np.ndarray, x: np.ndarray):
+        if not (L.flags.f_contiguous and x.flags.c_contiguous and L.dtype == x.dtype
+                == np.float64):
+            raise ValueError("_UnitLowerSolve needs a Fortran-ordered L and a contiguous x")
+        self.L, self.x = L, x
+        self.size = ctypes.c_int(0)
+        self.function = _cython_blas("dtrsv")
+        byref = ctypes.byref
+        self.arguments = (byref(ctypes.c_char(b"L")), byref(ctypes.c_char(b"N")),
+                          byref(ctypes.c_char(b"U")), byref(self.size),
+                          ctypes.c_void_p(L.ctypes.data), byref(ctypes.c_int(L.shape[0])),
+                          ctypes.c_void_p(x.ctypes.data), byref(ctypes.c_int(1)))
+
+    def __call__(self, j: int) -> None:
+        if self.function is None:
+            self.x[:j] = blas.dtrsv(self.L[:j, :j], self.x[:j], lower=1, diag=1)
+            return
+        self.size.value = j
+        self.function(*self.arguments)
 
 
 class _Gemm:

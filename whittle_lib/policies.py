@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
-from ._validation import (check_activation, check_budget, check_choice, check_discount,
-                          check_integer, check_real)
+from ._validation import (as_numeric, check_activation, check_budget, check_choice,
+                          check_discount, check_integer, distinct_objects)
 from .arms import RestlessArm
 from .bounds import RelaxationSolution, _check_arms, _check_x0, relaxation_solution
 from .rmab import FiniteArms, IndexRule
@@ -80,15 +80,10 @@ class _Prints:
 
     def __init__(self, arms):
         codes: dict[str, int] = {}
-        by_object: dict[int, int] = {}
-        code = np.empty(len(arms), dtype=np.intp)
-        for i, arm in enumerate(arms):
-            k = by_object.get(id(arm))
-            if k is None:
-                k = codes.setdefault(arm.fingerprint, len(codes))
-                by_object[id(arm)] = k
-            code[i] = k
-        self.code = code
+        objects, kind, _ = distinct_objects(arms)
+        of_object = np.array([codes.setdefault(arm.fingerprint, len(codes))
+                              for arm in objects], dtype=np.intp)
+        self.code = of_object[kind]
         self.prints = list(codes)
 
     def check(self, rule_name: str, dynamics) -> None:
@@ -171,8 +166,15 @@ class LPPriorityRule(IndexRule):
         object.__setattr__(self, "_prints", [prints.prints[prints.code[i]] for i in
                                              _first_of_tables(self._kind)])
 
-    def check_arms(self, arms: FiniteArms) -> None:
-        """Raise ``ValueError`` unless ``arms`` are the arms the rule was built for."""
+    def check_arms(self, arms) -> None:
+        """Raise ``ValueError`` unless ``arms`` (a :class:`~whittle_lib.rmab.FiniteArms` or a
+        list of :class:`RestlessArm`, as :func:`~whittle_lib.rmab.simulate` takes them) are
+        the arms the rule was built for."""
+        if not isinstance(arms, FiniteArms):
+            if not isinstance(arms, (list, tuple)):
+                raise TypeError("arms must be a FiniteArms or a list of RestlessArm, got "
+                                f"{type(arms).__name__}")
+            arms = FiniteArms(list(arms))
         self.check(arms.n_arms, arms.n_states)
         self._built.check("the LP-priority rule", arms)
 
@@ -184,10 +186,8 @@ class LPPriorityRule(IndexRule):
 
 
 def _first_of_tables(kind: np.ndarray) -> list[int]:
-    first = {}
-    for i, k in enumerate(kind.tolist()):
-        first.setdefault(k, i)
-    return [first[k] for k in range(len(first))]
+    """The first arm of each table (tables numbered by first occurrence)."""
+    return np.unique(kind, return_index=True)[1].tolist()
 
 
 def _arms_of(solution) -> list:
@@ -290,21 +290,21 @@ def lp_priority(arms, M: int, *, activation: str = "at_most", discount: float | 
     """
     arms, M, activation, discount, sol = _solve(arms, M, activation, discount, x0, subsidy)
     beta = 1.0 if discount is None else discount
+    of = sol._class_of                       # per arm, its class (distinct arm and x0)
+    classes, first = np.unique(of, return_index=True)
     tables = {}
-    per_arm = []
-    for arm, h in zip(arms, sol.values):
-        key = (id(arm), id(h))
-        if key not in tables:
-            t = arm.R1 - arm.R0 + beta * ((arm.P1 - arm.P0) @ h)
-            # equal in exact arithmetic, apart by rounding: 0 (the sign "at_most" reads) and
-            # the subsidy (every neutral state) are snapped to exactly
-            tol = 1e-10 * (1.0 + np.abs(arm.R0).max() + np.abs(arm.R1).max()
-                           + np.abs(h).max() + abs(sol.subsidy))
-            t = np.where(np.abs(t - sol.subsidy) <= tol, sol.subsidy, t)
-            t = np.where(np.abs(t) <= tol, 0.0, t)
-            t.setflags(write=False)
-            tables[key] = t
-        per_arm.append(tables[key])
+    for c, i in zip(classes.tolist(), first.tolist()):
+        arm, h = arms[i], sol.values[i]
+        t = arm.R1 - arm.R0 + beta * ((arm.P1 - arm.P0) @ h)
+        # equal in exact arithmetic, apart by rounding: 0 (the sign "at_most" reads) and
+        # the subsidy (every neutral state) are snapped to exactly
+        tol = 1e-10 * (1.0 + np.abs(arm.R0).max() + np.abs(arm.R1).max()
+                       + np.abs(h).max() + abs(sol.subsidy))
+        t = np.where(np.abs(t - sol.subsidy) <= tol, sol.subsidy, t)
+        t = np.where(np.abs(t) <= tol, 0.0, t)
+        t.setflags(write=False)
+        tables[c] = t
+    per_arm = [tables[c] for c in of.tolist()]
     return LPPriorityRule(per_arm, M=M, activation=activation, discount=discount,
                           subsidy=sol.subsidy, subsidy_range=sol.subsidy_range, solution=sol)
 
@@ -541,9 +541,8 @@ def ftva(arms, M: int, *, activation: str = "at_most", discount: float | None = 
     arms, M, activation, discount, sol = _solve(arms, M, activation, discount, x0, None)
     # per distinct class: its policy and stationary law, padded, looked up by arm
     of = sol._class_of
-    classes = np.unique(of)
-    first = {int(c): int(np.flatnonzero(of == c)[0]) for c in classes}
-    width = max(a.n_states for a in arms)
+    classes, first = np.unique(of, return_index=True)
+    width = max(arms[first[c]].n_states for c in classes.tolist())
     prob = np.zeros((classes.size, width))
     start_law = np.zeros((classes.size, width))
     start_cdf = np.full((classes.size, width), np.inf)
@@ -556,7 +555,7 @@ def ftva(arms, M: int, *, activation: str = "at_most", discount: float | None = 
         start_cdf[c, :n - 1] = np.cumsum(start_law[c, :n])[:n - 1]
     rule = FTVARule(n_arms=len(arms), M=M, activation=activation, discount=discount,
                     virtual_start=virtual_start,
-                    policies=tuple(sol.policy(i) for i in range(len(arms))), solution=sol)
+                    policies=sol._policies, solution=sol)
     object.__setattr__(rule, "_built", _Prints(arms))
     object.__setattr__(rule, "_virtual", FiniteArms(arms))
     object.__setattr__(rule, "_prob", prob.ravel())
@@ -597,8 +596,28 @@ class LPUpdateRule(ShortRepr):
     def plan(self, counts) -> np.ndarray:
         """The linear program from ``counts[k, x]`` (arms of type ``k`` in state ``x``):
         the number of arms to activate in each (type, state), rounded to integers that keep
-        the budget (largest remainders)."""
-        return self._program.plan(np.asarray(counts, dtype=float))
+        the budget (largest remainders).
+
+        ``counts`` has shape ``(n_types, n_states)`` (types in the order of their first arm;
+        padded with zeros for smaller arms), non-negative integers, each type's row summing to
+        its number of arms.
+        """
+        program = self._program
+        raw = as_numeric("counts", counts)
+        shape = (program.n_types, program.width)
+        if raw.shape != shape:
+            raise ValueError(f"counts must have shape {shape} (types, states), got shape "
+                             f"{raw.shape}: for copies of one arm, pass [counts]")
+        if not np.isfinite(raw).all() or (raw < 0).any() or (raw != np.round(raw)).any():
+            raise ValueError("counts must be non-negative integers (arms per type and state), "
+                             f"got {raw.tolist()}")
+        per_type = np.bincount(self._built.code, minlength=program.n_types)
+        padding = np.arange(program.width)[None, :] >= program.sizes[:, None]
+        if (raw.sum(axis=1) != per_type).any() or (raw[padding] != 0).any():
+            raise ValueError(f"counts must place every arm of each type in one of its states "
+                             f"(row totals {per_type.tolist()}), got row totals "
+                             f"{raw.sum(axis=1).astype(int).tolist()}")
+        return program.plan(raw.astype(float))
 
     def __call__(self, states, t):
         states = np.asarray(states)
@@ -615,7 +634,10 @@ class LPUpdateRule(ShortRepr):
             starts = np.cumsum(counts) - counts
             rank = np.empty(flat.size, dtype=np.intp)
             rank[order] = np.arange(flat.size) - np.repeat(starts, counts)
-            row[:] = np.where(rank < take[flat], 1.0, -1.0)
+            # in (1, 2] for the planned arms, in [-2, -1) for the others, decreasing in the
+            # arm number: the same arms are chosen as with two values, and the budget's cut
+            # (a partition) runs 20 times faster on distinct values than on a million ties
+            row[:] = np.where(rank < take[flat], 2.0, -1.0) - np.arange(flat.size) / flat.size
         return out
 
     def start_counts(self, arm, counts, rng):
@@ -785,7 +807,12 @@ def lp_update(arms, M: int, horizon: int, *, activation: str = "at_most",
     arms : sequence of RestlessArm
     M : int
     horizon : int
-        Periods of the program, ``>= 1``.
+        Periods of the program, ``>= 1``. Without a terminal value the program sees an
+        activation's payoff only within the horizon: with ``activation="at_most"`` a short
+        horizon leaves unused a budget whose use pays back slowly (on the README's
+        non-indexable arm, 10,000 copies at most 3,000 active: horizon 20 activates 2,418
+        arms from the relaxation's stationary counts and earns about 6 % below the bound,
+        horizon 50 activates 3,000 as the relaxation does).
     activation : {"at_most", "exactly"}
     discount : float or None
         ``None``: the undiscounted total over the horizon (average reward); a number in
@@ -794,8 +821,9 @@ def lp_update(arms, M: int, horizon: int, *, activation: str = "at_most",
     Returns
     -------
     LPUpdateRule
-        A stateless rule (priority 1 for the arms the plan activates, -1 otherwise, the first
-        arms of each type and state in arm order), with a count mode for identical arms.
+        A stateless rule (priorities in (1, 2] for the arms the plan activates, the first arms
+        of each type and state in arm order, in [-2, -1) otherwise), with a count mode for
+        identical arms.
 
     Examples
     --------

@@ -35,7 +35,8 @@ import numpy as np
 
 from ._results import ShortRepr, pandas as _pandas
 from ._validation import (as_numeric, check_activation, check_budget, check_choice,
-                          check_discount, check_integer, check_real, check_rng)
+                          check_discount, check_integer, check_real, check_rng,
+                          distinct_objects)
 from .arms import RestlessArm
 from .indices import WhittleIndexResult
 from .stats import ConfidenceInterval, mean_interval
@@ -339,16 +340,7 @@ def _arm_type_error(name: str, value) -> TypeError:
 def _distinct(items) -> tuple[list, np.ndarray, list[int]]:
     """The distinct objects of ``items`` (by identity), each item's number among them, and the
     position of each one's first occurrence: a million copies of a few arms are a few arms."""
-    position: dict[int, int] = {}
-    distinct, first = [], []
-    kind = np.empty(len(items), dtype=np.intp)
-    for i, item in enumerate(items):
-        k = position.setdefault(id(item), len(distinct))
-        if k == len(distinct):
-            distinct.append(item)
-            first.append(i)
-        kind[i] = k
-    return distinct, kind, first
+    return distinct_objects(items)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -616,13 +608,19 @@ class IndexRule(ShortRepr):
                 raise ValueError(f"indices[{i}] has {self._sizes[i]} entries but arm {i} has "
                                  f"{int(np.asarray(n_states)[i])} states: one index per state")
 
-    def check_arms(self, arms: FiniteArms) -> None:
+    def check_arms(self, arms) -> None:
         """Raise ``ValueError`` unless the rule fits ``arms``: one table per arm, each long
         enough, and each :class:`WhittleIndexResult` computed for its arm (same fingerprint).
 
-        An arm type (arms that are one object) and a result passed for many arms (one object)
-        are compared once, so a million copies of a few arms cost a few comparisons.
+        ``arms`` is a :class:`FiniteArms` or a list of :class:`RestlessArm`, as :func:`simulate`
+        takes them. An arm type (arms that are one object) and a result passed for many arms
+        (one object) are compared once, so a million copies of a few arms cost a few comparisons.
         """
+        if not isinstance(arms, FiniteArms):
+            if not isinstance(arms, (list, tuple)):
+                raise TypeError("arms must be a FiniteArms or a list of RestlessArm, got "
+                                f"{type(arms).__name__}")
+            arms = FiniteArms(list(arms))
         self.check(arms.n_arms, arms.n_states)
         if all(fp is None for fp in self._prints):
             return
@@ -1067,7 +1065,8 @@ def _table_allocation(arm: RestlessArm, rule, M: int, threshold):
             raise ValueError("simulate_counts runs copies of one arm: the rule must have one "
                              f"index table for every arm, got {tables.shape[0]} different ones")
         table = np.array(rule.indices[0], dtype=float)
-        theirs = next((fp for fp in rule.fingerprints if fp is not None), None)
+        # per distinct table, not per arm: a million copies are read once
+        theirs = next((fp for fp in rule._prints if fp is not None), None)
         name = "the rule's tables"
     else:
         table = np.array(_index_table("rule", rule), dtype=float)

@@ -19,10 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # Not yet restructured into Part I (the lesson) and Part II (the record).
-NOT_YET_LESSONS = {"01_ephemeral_crawling", "02_lspe_learning", "03_rl_index_learning",
-                   "04_caching_rmab", "05_robot_queue"}
+NOT_YET_LESSONS: set[str] = set()
 # Of those, the ones whose Markdown still states recorded values or counts that drifted.
-NOT_YET_PROSE_NUMBERS = {"01_ephemeral_crawling", "02_lspe_learning", "05_robot_queue"}
+NOT_YET_PROSE_NUMBERS = set()
 
 
 def _cases(not_yet: set[str], reason: str):

@@ -84,6 +84,29 @@ def test_a_bad_value_names_the_parameter_the_rule_and_the_value(name, value, mes
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize("line, value, message", [
+    ("kappas: list[float] = [1.0, 2.0]  # > 0, distinct: kappa swept", [0.5, 2, 2.0, 0.5],
+     "kappas must be a list[float] > 0, distinct, got [0.5, 2.0, 2.0, 0.5] "
+     "(2.0 twice, 0.5 twice)"),
+    ("cs: list[float] = [0.1, 0.9]  # in (0, 1), distinct: c swept", [0.9, 0.9],
+     "cs must be a list[float] in (0, 1), distinct, got [0.9, 0.9] (0.9 twice)"),
+    ('tags: list[str] = ["a"]  # distinct: panels', ["a", "a"],
+     'tags must be a list[str], distinct, got ["a", "a"] ("a" twice)'),
+])
+def test_a_distinct_list_refuses_a_value_twice_and_names_it(line, value, message):
+    (spec,) = parse_parameters_cell(line)
+    with pytest.raises(ValueError) as info:
+        spec.validate(value)
+    assert str(info.value) == message
+    assert spec.validate(value[:1]) == tuple(value[:1])
+    assert f"{spec._range_text()}: " in line                # the help as the cell writes it
+
+
+def test_only_a_list_is_distinct():
+    with pytest.raises(ValueError, match="only a list can be distinct, got a float"):
+        parse_parameters_cell("kappa: float = 2.0  # > 0, distinct: x")
+
+
 def test_values_are_normalised():
     specs = _specs()
     assert specs["arrival_rate"].validate(25) == 25.0

@@ -10,6 +10,7 @@ import pytest
 from whittle_lib.models import caching as C
 from whittle_lib import indices
 from replication.papers import caching_2023 as P
+from replication.papers.caching_2023.theorem31 import _threshold_failure
 
 
 def _content(chain=(0.2, 0.2, 0.3, 0.1), K=6, d=1.0, cost=None):
@@ -17,6 +18,43 @@ def _content(chain=(0.2, 0.2, 0.3, 0.1), K=6, d=1.0, cost=None):
     up0, down0, up1, down1 = chain
     return C.CachingContent.birth_death(r, 2 * np.sqrt(r) if cost is None else cost, up0=up0,
                                         down0=down0, up1=up1, down1=down1, fetch_cost=d)
+
+
+def _table(content, discount):
+    res = indices.whittle_indices(content.arm(), discount=discount)
+    return res.indices.reshape(2, -1), res.indexable
+
+
+def _figures(chains, lv, cost_scale=2.0, fetch_costs_fig2=(1.0, 3.0), discounts_fig3=(0.5, 0.9),
+             fetch_cost_fig3=1.0, discount=0.9):
+    """The index curves of Figs. 2-4 as the notebook computes them (Part I, Section 5)."""
+    cost = cost_scale * np.sqrt(lv)
+    pair = lambda items: tuple(_table(P.chain_content(ch, d, lv, cost), b) for ch, d, b in items)
+    return P.IndexFigures(
+        pair([(chains["base"], d, discount) for d in fetch_costs_fig2]),
+        pair([(chains["base"], fetch_cost_fig3, b) for b in discounts_fig3]),
+        pair([(chains[n], fetch_cost_fig3, discount) for n in ("rising", "falling")]),
+        fetch_costs_fig2, discounts_fig3, fetch_cost_fig3, discount, cost_scale, len(lv))
+
+
+def _exact_run(contents, index_contents, capacity, discount):
+    """The exact comparison of Figs. 5-6 as the notebook computes it (Part I, Section 6)."""
+    prob = C.CachingProblem(contents, capacity, discount)
+    opt = C.solve_joint(prob)
+    raw = C.whittle_priorities(C.CachingProblem(index_contents, capacity, discount))
+    rules = {"Whittle": P.snap_ties(raw), "greedy": P.snap_ties(C.greedy_priorities(prob))}
+    tables = {"optimal": opt.policy, **{n: C.index_policy(prob, r) for n, r in rules.items()}}
+    L = contents[0].n_levels ** len(contents)
+    exact = {n: C.evaluate_joint_policy(prob, t)[:L].mean() for n, t in tables.items()}
+    return dict(problem=prob, optimum=opt, raw=raw, rules=rules, exact=exact)
+
+
+def _sharp_arm(factor, discount=0.9, high=100.0, margin=0.5):
+    """The arm of Part II that shows the bound of Theorem 5.1 sharp."""
+    eps = factor * C.theorem51_bound(discount)
+    P0 = [[1, 0, 0], [0, 1 - eps, eps], [0, 0, 1]]
+    P1 = [[1, 0, 0], [eps, 1 - eps, 0], [0, 0, 1]]
+    return C.CachingContent([0, 1, 2], [0, 0, high], P0, P1, eps * high / (1 - discount) + margin)
 
 
 # --- Lemma 2's condition ---------------------------------------------------------------------
@@ -162,19 +200,21 @@ def test_joint_contents_weight_the_costs_and_check_lengths():
         P.joint_contents([1.0, 2.0], [(0.2, 0.2, 0.3, 0.1)], lv, fetch_cost=1.0)
 
 
-def test_validate_parameters_names_a_pair_of_the_wrong_length():
-    p = {"n_levels": 10, "cost_scale": 2.0, "discount": 0.9}
-    P.validate_parameters(p, P.PROFILES["default"])
+def test_a_profile_names_a_setting_the_model_refuses():
+    default = P.PROFILES["default"]
     with pytest.raises(ValueError, match="fetch_costs_fig2"):
-        P.validate_parameters(p, dataclasses.replace(P.PROFILES["default"], fetch_costs_fig2=(1.0,)))
-    with pytest.raises(ValueError, match="joint_chains"):
-        P.validate_parameters(p, dataclasses.replace(P.PROFILES["default"], joint_weights=(1.0,)))
+        dataclasses.replace(default, fetch_costs_fig2=(1.0,))
+    with pytest.raises(ValueError, match="weights and chains"):
+        dataclasses.replace(default, joint_weights=(1.0,))
+    with pytest.raises(ValueError, match="rise_chain"):
+        dataclasses.replace(default, rise_chain=(0.6, 0.6, 0.7, 0.1))   # up + down > 1
+    with pytest.raises(ValueError, match="discount"):
+        dataclasses.replace(default, sweep_discounts=(0.5, 1.0))
 
 
 def test_every_profile_is_frozen_and_valid_at_the_notebook_defaults():
-    p = {"n_levels": 10, "cost_scale": 2.0, "discount": 0.9}
     for profile in P.PROFILES.values():
-        P.validate_parameters(p, profile)
+        assert dataclasses.replace(profile) == profile          # checked again, and valid
         with pytest.raises(dataclasses.FrozenInstanceError):
             profile.discounts_fig3 = (0.1, 0.2)
 
@@ -237,9 +277,9 @@ def test_repair_reading_rows_and_verdicts():
     assert list(idx) == ["R2: 1 of 1"]
 
 
-def test_content_for_index_keeps_a_content_meeting_assumption3():
+def test_r2_repair_keeps_the_indices_of_a_content_meeting_assumption3():
     c = _content()
-    assert C.check_assumptions(c).assumption3 and P.content_for_index(c) is c
+    assert C.check_assumptions(c).assumption3
     np.testing.assert_array_equal(P.r2_repair_indices(c, 0.9),
                                   indices.whittle_indices(c.arm(), discount=0.9).indices)
 
@@ -258,45 +298,49 @@ def test_counts_shares_and_notes_over_a_verdict_map():
     pts = {("a", 1.0, 0.9, 1.0, 3.0): True, ("a", 1.0, 0.5, 1.0, 3.0): False,
            ("b", 1.0, 0.9, 1.0, 3.0): True}
     assert P.counts_by_chain(pts, ("a", "b")) == [(1, 2), (1, 1)]
-    pairs, share = P.claim_shares(pts, [("a", 1.0), ("b", 1.0)])
-    assert pairs == [(1.0, 3.0)] and share.tolist() == [[0.5], [1.0]]
     assert P.verdict_at(pts, ("c",)) == "not in the sweep"
     assert P.sweep_note(pts, ("a", 1.0, 0.9, 1.0, 3.0), "x") == (
         "2 of 3 sweep points; at our default instance (x): holds.")
 
 
-def test_compare_policies_optimum_is_cheapest_and_draws_the_initial_levels_first():
+def test_policy_comparison_optimum_is_cheapest_and_monte_carlo_draws_nothing_without_runs():
     lv = np.arange(3.0)
     cs = P.joint_contents([2.0, 3.0, 1.0], [(0.2, 0.2, 0.3, 0.1)] * 3, lv, fetch_cost=1.0)
-    res = P.compare_policies(cs, cs, 1, 0.9, n_runs=50, horizon=30,
-                             rng=np.random.default_rng(4), monte_carlo=False)
+    rng = np.random.default_rng(4)
+    state = rng.bit_generator.state
+    res = P.policy_comparison(_exact_run(cs, cs, 1, 0.9), n_runs=50, horizon=30, rng=rng,
+                              monte_carlo=False)
+    assert rng.bit_generator.state == state
     o = res.costs["optimal"][0]
     # the optimum of the exact evaluation: no index rule does better (value-iteration tolerance)
     assert all(v[0] >= o - 1e-6 for v in res.costs.values())
+    assert list(res.costs) == ["optimal", "Whittle", "greedy", "Whittle, raw"]
     assert res.costs["Whittle"][1] is None
-    assert P.close_to_optimal(res.costs) == (
-        (res.costs["Whittle"][0] - o) / o <= 0.02 and res.costs["Whittle"][0] < res.costs["greedy"][0])
+    w, g = res.costs["Whittle"][0], res.costs["greedy"][0]
+    assert P.close_to_optimal(res.costs) == ((w - o) / o <= 0.02 and w < g)
     assert P.format_gaps(res.costs, ["optimal"]).endswith("(+0.00 %)")
 
 
 def test_passive_set_grows_from_empty_to_everything_for_an_indexable_content():
     c = _content(K=4)
-    sizes = P.passive_set_sizes(c, np.linspace(-20, 40, 61), discount=0.9)
+    lams = np.linspace(-20, 40, 61)
+    sizes = [(C.solve_content(c, lam, discount=0.9).advantage <= 1e-9).sum() for lam in lams]
     assert sizes[0] == 0 and sizes[-1] == 8 and np.all(np.diff(sizes) >= 0)
     assert P.quietly_indexable(c, 0.9) and P.quiet_whittle_indices(c, 0.9).indexable
-    W, ok = P.index_table(c, 0.9)
-    assert W.shape == (2, 4) and ok
+    note = P.fig7_evidence(c, 0.9, lams, sizes, True)
+    assert "over 61 penalties in [-20, 40] without shrinking" in note
 
 
 def test_report_and_evidence_texts_of_a_policy_comparison():
     lv = np.arange(3.0)
     cs = P.joint_contents([2.0, 3.0], [(0.2, 0.2, 0.3, 0.1)] * 2, lv, fetch_cost=1.0)
-    res = P.compare_policies(cs, cs, 1, 0.9, n_runs=20, horizon=20,
-                             rng=np.random.default_rng(1))
+    res = P.policy_comparison(_exact_run(cs, cs, 1, 0.9), n_runs=20, horizon=20,
+                              rng=np.random.default_rng(1))
     text = res.report("X")
     assert text.startswith("X: expected discounted cost    exact    Monte Carlo (20 runs, 95 %)")
     assert text.count("\n") == 5 and "Bellman residual" in text
-    assert res.evidence().startswith(f"exact discounted costs: optimal {res.costs['optimal'][0]:.4f}")
+    assert res.evidence().startswith(
+        f"exact discounted costs: optimal {res.costs['optimal'][0]:.4f}")
 
 
 def test_tables_have_one_line_per_row():
@@ -345,17 +389,19 @@ def test_chain_label_groups_by_the_first_field():
     assert P.chain_label(("base", 1.0)) == "chain base"
 
 
-# --- the notebook's computations and the evidence of its rows ----------------------------------------
+# --- the notebook's computations and the evidence of its rows -----------------------------
 
-def test_model_report_and_rows_match_the_notebook_at_its_defaults():
-    # the values the notebook printed and recorded (K = 10, C = 2 sqrt(r), base chain, d = 1)
+def test_assumption_readings_and_rows_match_the_notebook_at_its_defaults():
+    # the values the notebook prints and records (K = 10, C = 2 sqrt(r), base chain, d = 1)
     lv = np.arange(10.0)
     base = P.chain_content((0.2, 0.2, 0.3, 0.1), 1.0, lv, 2.0 * np.sqrt(lv))
     linear = P.chain_content((0.2, 0.2, 0.3, 0.1), 1.0, lv, lv)
-    text = P.model_report(base, linear, 2.0)
-    assert "R0 = -(P0 C)(k) for k = 0..3: -0.400, -1.766, -2.790, -3.444" in text
-    assert "Assumption 3: P0 C and P1 C concave                      holds       fails" in text
-    assert C.check_assumptions(base).assumptions_1_to_3 and not C.check_assumptions(linear).assumption3
+    np.testing.assert_allclose(base.arm().R0[:4], [-0.4, -1.766, -2.790, -3.444], atol=5e-4)
+    readings = [P.assumption_readings(c) for c in (base, linear)]
+    assert [r["Assumption 3: P0 C and P1 C concave"] for r in readings] == [True, False]
+    assert not any(r["Lemma 2's step: (P1 - P0)V non-increasing"] for r in readings)
+    assert C.check_assumptions(base).assumptions_1_to_3
+    assert not C.check_assumptions(linear).assumption3
     assert P.model_note(2.0).startswith("ours: levels r = 0..K-1, C(r) = 2 sqrt(r)")
     assert "violates Assumption 3" in P.LINEAR_COST_NOTE
 
@@ -371,7 +417,8 @@ def test_theorem3_checks_draw_each_family_from_its_own_stream():
                            rng_lemma2=np.random.default_rng(2), n_levels_random=4)
     assert th.a.n == len(th.grid) and th.b.n == 4 and th.c.n == 4   # 2 contents x 2 discounts
     ref_b, tried_b = P.accepted_contents(C.random_content, 4, 2, rng=np.random.default_rng(1))
-    ref_c, tried_c = P.accepted_contents(P.random_lemma2_content, 4, 2, rng=np.random.default_rng(2))
+    ref_c, tried_c = P.accepted_contents(P.random_lemma2_content, 4, 2,
+                                         rng=np.random.default_rng(2))
     assert (th.tried_b, th.tried_c) == (tried_b, tried_c)
     np.testing.assert_array_equal(th.b.contents[0].P1, ref_b[0].P1)
     np.testing.assert_array_equal(th.c.contents[0].P1, ref_c[0].P1)
@@ -382,7 +429,8 @@ def test_theorem3_checks_draw_each_family_from_its_own_stream():
     assert evidence.startswith("The engine's exact test")
     ours = P.extension_rows(th)
     assert list(ours) == ["Theorem 3.1", "Theorem 3.2"]
-    assert ours["Theorem 3.1"][0] == f"{th.b.threshold}/4 (A1-A3); {th.c.threshold}/4 (A1-A3 and Lemma 2)"
+    assert ours["Theorem 3.1"][0] == (f"{th.b.threshold}/4 (A1-A3); {th.c.threshold}/4 "
+                                      "(A1-A3 and Lemma 2)")
 
 
 def test_repair_readings_are_repair_reading_under_each_reading():
@@ -393,7 +441,8 @@ def test_repair_readings_are_repair_reading_under_each_reading():
     ref = P.repair_reading([2.0], [(0.2, 0.2, 0.3, 0.1)], lv + 1.0, [1.0], fetch_cost=1.0,
                            discount=0.9, nonnegative=True)
     got = rr.readings["R3 (r_1 = 1, C' >= 0)"]
-    assert [(x.content_no, x.repair.feasible) for x in got] == [(x.content_no, x.repair.feasible) for x in ref]
+    pairs = lambda rows: [(x.content_no, x.repair.feasible) for x in rows]
+    assert pairs(got) == pairs(ref)
     n_rows = sum(len(r) for r in rr.readings.values())
     # the note, then per reading its name, the header and a line a row
     assert rr.table().count("\n") == 2 * len(rr.readings) + n_rows
@@ -406,16 +455,13 @@ def test_repair_readings_are_repair_reading_under_each_reading():
 
 def test_index_figures_at_the_notebook_defaults():
     # the numbers the notebook prints today (K = 10, C = 2 sqrt(r), base chain (0.2, 0.2, 0.3, 0.1))
-    figs = P.index_figures((0.2, 0.2, 0.3, 0.1), (0.3, 0.1, 0.4, 0.05), (0.1, 0.3, 0.15, 0.25),
-                           np.arange(10.0), 2.0, fetch_costs_fig2=(1.0, 3.0),
-                           discounts_fig3=(0.5, 0.9), fetch_cost_fig3=1.0, discount=0.9)
+    figs = _figures({"base": (0.2, 0.2, 0.3, 0.1), "rising": (0.3, 0.1, 0.4, 0.05),
+                     "falling": (0.1, 0.3, 0.15, 0.25)}, np.arange(10.0))
     assert figs.increasing
     assert figs.changes().splitlines()[1:] == [
         "  Fig. 2, d = 1 vs 3                      0.316    0.356                  0.577",
         "  Fig. 3, beta = 0.5 vs 0.9               0.400    0.365                  0.591",
         "W(r, 0) lower at every r for the larger d: yes; higher for the larger beta: no (r = 2)"]
-    np.testing.assert_array_equal(figs.fig4[0][0], P.index_table(P.chain_content(
-        (0.3, 0.1, 0.4, 0.05), 1.0, np.arange(10.0), 2.0 * np.sqrt(np.arange(10.0))), 0.9)[0])
 
 
 def test_sweep_report_and_rows_of_figs_2_to_4():
@@ -425,59 +471,68 @@ def test_sweep_report_and_rows_of_figs_2_to_4():
     sw = P.index_sweep(chains, lv, cost_scales=[2.0], fetch_costs=[1.0, 3.0], discounts=[0.5, 0.9])
     v = P.sweep_verdicts(sw)
     text = P.sweep_report(sw, v)
-    assert text.count("\n") == 2 + len(P.SWEEP_CLAIMS)    # two lines of size, a header, a claim a line
-    figs = P.index_figures(chains["base"], chains["rising"], chains["falling"], lv, 2.0,
-                           fetch_costs_fig2=(1.0, 3.0), discounts_fig3=(0.5, 0.9),
-                           fetch_cost_fig3=1.0, discount=0.9)
-    claims = P.figs2_4_readings(figs, sw, v)
+    # two lines of size, a header, a claim a line
+    assert text.count("\n") == 2 + len(P.SWEEP_CLAIMS)
+    claims = P.figs2_4_readings(_figures(chains, lv), sw, v)
     assert [f for f, _ in claims] == ["Fig. 2", "Fig. 3", "Fig. 2", "Fig. 3", "Fig. 2-4", "Fig. 4"]
     assert ("Fig. 4", "indices higher when requests tend to rise") in claims
 
 
-def test_compare_figs5_6_is_compare_policies_on_each_instance():
+def test_figs5_6_draw_the_initial_levels_first_then_each_policy_in_turn():
     lv = np.arange(3.0)
     w, ch = [2.0, 3.0], [(0.2, 0.2, 0.3, 0.1), (0.1, 0.3, 0.2, 0.2)]
-    f = P.compare_figs5_6(w, ch, lv, fetch_cost=1.0, exponent=0.8, first_level=1.0, capacity=1,
-                          discount=0.9, n_runs=10, horizon=10, rng=np.random.default_rng(3))
-    assert list(f.comparisons) == ["Fig. 5", "Fig. 6 (R1)", "Fig. 6, R3 instance (levels from 1)"]
     cs = P.joint_contents(w, ch, lv, fetch_cost=1.0)
-    ref = P.compare_policies(cs, cs, 1, 0.9, n_runs=10, horizon=10, rng=np.random.default_rng(3))
-    assert f.fig5.costs["Whittle"][0] == ref.costs["Whittle"][0]
-    assert f.fig5.costs["Whittle"][1].mean == ref.costs["Whittle"][1].mean   # the same draws first
+    run = _exact_run(cs, cs, 1, 0.9)
+    res = P.policy_comparison(run, n_runs=10, horizon=10, rng=np.random.default_rng(3))
+    rng = np.random.default_rng(3)                   # the same draws, by hand
+    lv0 = rng.integers(0, 3, size=(10, 2))
+    for name, pol in (("optimal", run["optimum"].policy), ("Whittle", run["rules"]["Whittle"]),
+                      ("greedy", run["rules"]["greedy"])):
+        est = C.simulate_policy(run["problem"], pol, initial_levels=lv0,
+                                initial_cached=np.zeros_like(lv0), horizon=10, rng=rng)
+        assert res.costs[name][1].mean == est.mean and res.costs[name][0] == run["exact"][name]
+    nc = P.joint_contents(w, ch, lv, fetch_cost=1.0, exponent=0.8)
+    r2 = {"Whittle, R2 repair": tuple(P.r2_repair_indices(c, 0.9) for c in nc)}
+    f = P.Figs56({"Fig. 5": res, "Fig. 6 (R1)": P.policy_comparison(
+                      _exact_run(nc, nc, 1, 0.9), n_runs=10, horizon=10, rng=rng, extra=r2),
+                  "Fig. 6, R3 instance (levels from 1)": P.policy_comparison(
+                      _exact_run(nc, nc, 1, 0.9), n_runs=10, horizon=10, rng=rng,
+                      monte_carlo=False)}, 2, 1, 3, 0.8, 1.0)
     assert "Whittle, R2 repair" in f.fig6.costs and f.fig6_r3.costs["optimal"][1] is None
     assert f.report().count("Bellman residual") == 3
     verdicts, evidence = P.fig6_readings(f)
     assert len(verdicts) == 3 and evidence.startswith(f.fig6.evidence())
-    assert (f.n_contents, f.capacity, f.n_levels, f.exponent) == (2, 1, 3, 0.8)
 
 
-def test_fig7_check_beyond_the_bound_and_its_row():
+def test_fig7_chain_beyond_the_bound_and_its_row():
     lv = np.arange(5.0)
     c = P.chain_content((0.1, 0.3, 0.3, 0.1), 1.0, lv, 2.0 * np.sqrt(lv))
-    f = P.fig7_check(c, 0.9, np.linspace(-5, 15, 41))
-    assert f.eps == pytest.approx(0.2) and f.eps > f.bound           # TV distance of the rows
-    assert f.monotone and f.engine and f.passive[-1] == 10
-    assert "over 41 penalties in [-5, 15] without shrinking" in P.fig7_evidence(f)
-    text = f.report()
-    assert "from 0 to 10 of 10 states" in text
-    assert text.endswith("without shrinking: yes\nengine's verdict (exact indices and "
-                         "indexability test): indexable = yes")
+    eps, bound = C.popularity_perturbation(c), C.theorem51_bound(0.9)
+    assert eps == pytest.approx(0.2) and eps > bound           # TV distance of the rows
+    lams = np.linspace(-5, 15, 41)
+    sizes = [(C.solve_content(c, lam, discount=0.9).advantage <= 1e-9).sum() for lam in lams]
+    assert sizes[0] == 0 and sizes[-1] == 10 and np.all(np.diff(sizes) >= 0)
+    assert P.fig7_evidence(c, 0.9, lams, sizes, True) == (
+        "eps = 0.20 > (1-beta)/beta = 0.1111; the passive set grows from 0 to 10 states over 41 "
+        "penalties in [-5, 15] without shrinking; engine verdict indexable = True.")
 
 
 def test_theorem51_evidence_and_the_printed_example():
     t = P.theorem51_check((0.9,), 3, rng=np.random.default_rng(2), n_levels=4)
     power = P.theorem51_power_search((3,), (0.99,), 150, 2, rng=np.random.default_rng(5))
     assert P.remark5_evidence(t)[1].startswith(f"beta=0.9: {t.counts[0.9]['P0 = P1'][0]}/3")
-    holds, note = P.theorem51_evidence(t, power)
+    sharp = {f: (_sharp_arm(f), P.quiet_whittle_indices(_sharp_arm(f), 0.9), None)
+             for f in (1.0, 1.001)}
+    holds, note = P.theorem51_evidence(t, power, sharp)
     assert holds and note.startswith("No counterexample found. Within the bound")
+    assert note.endswith("is not indexable at eps = 1.001 times the bound at beta = 0.9 (at "
+                         "1.001: state (k, c) = (1, 0) leaves the passive set at penalty 50) "
+                         "and indexable at eps = 1 times the bound (exact test of "
+                         "whittle_lib.whittle_indices), so no larger bound holds for every chain.")
     value, _ = P.beyond_bound_row(t)
     assert value == t.beyond()[1] - t.beyond()[0]
     assert f"eps = {power.closest[0.99].ratio:.3f} times the bound at beta = 0.99" in note
     assert (P.non_indexable_example(t, 4) == "") == (not t.non_indexable)
-    linear = P.joint_contents([2.0], [(0.2, 0.2, 0.3, 0.1)], np.arange(4.0), fetch_cost=1.0,
-                              exponent=1.0)
-    assert P.fig6_instance_text(linear, 1.0).startswith(
-        "Fig. 6 instance, e = 1: Assumption 3 fails for contents [0]")
 
 
 # --- Theorem 3.1 under both readings of Assumption 1: the search and its counterexample ----------
@@ -491,7 +546,8 @@ def test_random_grid_content_is_on_its_grid_with_assumptions_1_and_2_built_in():
             assert rep.assumption1 and rep.assumption2
             # hundredths and tenths: exact to the rounding of one division
             np.testing.assert_allclose(c.P1 * 100, np.round(c.P1 * 100), atol=1e-9)
-            np.testing.assert_allclose(c.missing_cost * 10, np.round(c.missing_cost * 10), atol=1e-9)
+            np.testing.assert_allclose(c.missing_cost * 10, np.round(c.missing_cost * 10),
+                                       atol=1e-9)
             up = P.chain_probabilities(c)[:, 1:-1]          # inner levels: no boundary rule
             assert level_dependent or np.all(up == up[:, :1])
     with pytest.raises(ValueError, match="n_levels"):
@@ -543,8 +599,9 @@ def test_the_printed_counterexample_by_brute_force_over_all_policies():
 
 def test_verify_threshold_failure_on_the_printed_counterexample():
     c = _printed_counterexample()
-    ok, f = P._threshold_failure(c, 0.99)
-    assert ok and f.confirmed and f.drops == ((1, 1),) and f.penalty == pytest.approx(1.1346, abs=5e-5)
+    ok, f = _threshold_failure(c, 0.99)
+    assert ok and f.confirmed and f.drops == ((1, 1),)
+    assert f.penalty == pytest.approx(1.1346, abs=5e-5)
     ce = P.verify_threshold_failure(f)
     assert ce.cache.tolist() == [[False, False, False], [False, True, False]]
     assert np.array_equal(ce.vi_cache, ce.cache) and ce.vi_gap < 1e-6
@@ -631,9 +688,46 @@ def test_figs2_4_readings_state_the_power_only_for_verdicts_against_the_paper():
     chains = {"base": (0.2, 0.2, 0.3, 0.1), "rising": (0.3, 0.1, 0.4, 0.05),
               "falling": (0.1, 0.3, 0.15, 0.25)}
     sw = P.index_sweep(chains, lv, cost_scales=[2.0], fetch_costs=[1.0, 3.0], discounts=[0.5, 0.9])
-    figs = P.index_figures(chains["base"], chains["rising"], chains["falling"], lv, 2.0,
-                           fetch_costs_fig2=(1.0, 3.0), discounts_fig3=(0.5, 0.9),
-                           fetch_cost_fig3=1.0, discount=0.9)
+    figs = _figures(chains, lv)
     for readings, evidence in list(P.figs2_4_readings(figs, sw, P.sweep_verdicts(sw)).values())[:4]:
         mixed = not all(readings.values())
         assert ("judged on exact indices" in evidence) == mixed
+
+
+# --- Theorem 5.1: the bound is sharp -----------------------------------------------------------
+
+@pytest.mark.parametrize("discount", [0.9, 0.99])
+def test_the_sharp_arm_is_indexable_at_the_bound_and_not_just_beyond(discount):
+    at = P.quiet_whittle_indices(_sharp_arm(1.0, discount), discount)
+    beyond = P.quiet_whittle_indices(_sharp_arm(1.001, discount), discount)
+    assert at.indexable and not beyond.indexable
+    assert beyond.violating_state == 1                      # (k, c) = (1, 0)
+    # where (1, 0) leaves: lambda* = (1-beta) margin / (beta eps/(1-beta) - 1), margin 0.5
+    assert beyond.violation_subsidy == pytest.approx((1 - discount) * 0.5 / 0.001, rel=1e-6)
+    v = P.passive_set_violation(_sharp_arm(1.001, discount), discount)
+    assert v.certified and v.state == 1
+    assert C.popularity_perturbation(_sharp_arm(1.001, discount)) == pytest.approx(
+        1.001 * C.theorem51_bound(discount), rel=1e-12)
+
+
+def test_the_sharp_arm_by_hand_policy_evaluation():
+    # independent of the engine: both stationary policies of state (1, 0) near lambda*, by LU,
+    # the other states at their regime (0 never cached, 2 always), (1, 1) cached
+    arm, beta = _sharp_arm(1.001), 0.9
+    A = arm.arm()
+    def cost(lam, cache_10):
+        act = np.array([0, cache_10, 1, 0, 1, 1], dtype=bool)
+        P_pol = np.where(act[:, None], A.P1, A.P0)
+        c = np.where(act, -A.R1 + lam, -A.R0)
+        return np.linalg.solve(np.eye(6) - beta * P_pol, c)[1]
+    # not caching (1, 0) is better below lambda* = 50 and worse above: the passive set shrinks
+    assert cost(45.0, 0) < cost(45.0, 1) and cost(55.0, 0) > cost(55.0, 1)
+
+
+def test_sharp_arm_text_names_the_arm_and_the_factors():
+    sharp = {f: (_sharp_arm(f), P.quiet_whittle_indices(_sharp_arm(f), 0.9), None)
+             for f in (1.0, 1.001, 1.01)}
+    text = P.sharp_arm_text(sharp)
+    assert text.startswith("a 3-level arm (levels 0 and 2 absorbing;")
+    assert "C = (0, 0, 100), d = eps C(2)/(1-beta) + 0.5)" in text
+    assert "not indexable at eps = 1.001, 1.01 times the bound at beta = 0.9" in text

@@ -1,10 +1,15 @@
-"""What Avrachenkov & Borkar (2019) printed in Section V, and the checks of its claims.
+"""What Avrachenkov & Borkar (2019) printed in Section V, and the checks of its claims
+(``replication/papers/lspe_2019/``); and the exercises of the notebook ``02_lspe_learning``.
 
 References: the paper's own numbers (Table I, Sec. V text), the 2015 paper's eq. (1), and
 invariants (the Whittle policy never beats the relaxation bound).
 """
 
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -187,6 +192,10 @@ def test_simulate_whittle_is_the_policy_simulation_and_its_notes_name_the_runs()
     assert (ws.replications, ws.n_steps) == (3, 200) and "±" in str(ws)
     ref = paper.reference_rewards(model)
     assert ref.period == 2        # the Whittle policy alternates sources 1 and 2
+    # the notebook hands over Part I's orbit and bound: the same rewards, not recomputed
+    orbit = policies.crawling_orbit(model, policies.WhittleRule(model), 1)
+    given = paper.reference_rewards(model, orbit=orbit, bound=crawling.crawling_bound(model, 1))
+    assert (given.whittle, given.bound, given.period) == (ref.whittle, ref.bound, ref.period)
     assert f"{ws.replications} replications of {ws.n_steps} periods" in (
         paper.whittle_stochastic_note(ws))
     assert f"earns {ref.whittle:.2f} with the 2015 xi-bar" in paper.whittle_283_evidence(ref, ref)
@@ -197,99 +206,115 @@ def _short(**kw):
     return LSPESettings(n_steps=80, record_every=10, **kw)
 
 
-def test_reading_runs_name_and_split_the_groups_and_judge_readings_counts_them():
+def test_record_runs_name_and_split_the_groups_and_judge_readings_counts_them():
     model = crawling.table_one()
-    with pytest.warns(RuntimeWarning, match="2 of 8 LSPE runs stopped early"):
-        seeds = {paper.LITERAL_READINGS[0].name: [1, 2], paper.LITERAL_READINGS[1].name: [3, 4],
-                 "feature_scale=1": [5, 6], "step_constant=0.9": [7, 8]}
-        groups = paper.reading_runs(model, _short(), seeds,
-                                    [("feature_scale", 1.0), ("step_constant", 0.9)], max_workers=1)
-    names = list(groups)
-    assert names[:2] == [r.name for r in paper.LEARNING_READINGS[2:]]
-    assert names[2:] == ["literal, arrivals, feature_scale=1, 40 steps",
-                         "literal, arrivals, step_constant=0.9, 40 steps"]
-    assert [len(g) for g in groups.values()] == [2, 2, 2, 2]
-    assert groups[names[1]][0].settings.dynamics == "deterministic"
-    assert groups[names[3]][0].settings.n_steps == 40
+    with pytest.warns(RuntimeWarning, match="stopped early in: literal, arrivals, "
+                                            "feature_scale=1, 40 steps"):
+        extra = paper.record_runs(model, _short(), mean_dynamics=[3, 4],
+                                  sweep=[("feature_scale", 1.0, [5, 6]),
+                                         ("step_constant", 0.9, [7, 8])],
+                                  fixes_seed=1, max_workers=1)
+    names = list(extra.groups)
+    assert names == [paper.LITERAL_READINGS[1].name,
+                     "literal, arrivals, feature_scale=1, 40 steps",
+                     "literal, arrivals, step_constant=0.9, 40 steps"]
+    assert [len(g) for g in extra.groups.values()] == [2, 2, 2]
+    assert extra.groups[names[0]][0].settings.dynamics == "deterministic"
+    assert extra.groups[names[2]][0].settings.n_steps == 40
+    assert extra.groups[names[2]][0].settings.step_constant == 0.9
+    # the same runs as one by one on their seeds: a pool and its stacks change no bit
+    alone = paper.run_jobs(model, [(extra.groups[names[2]][1].settings, 8)], max_workers=1)[0]
+    np.testing.assert_array_equal(alone.rewards, extra.groups[names[2]][1].rewards)
     # feature_scale=1 breaks down at once (the literal unit): listed, not judged
+    first = paper.run_jobs(model, [(paper.reading_settings(_short(), r), s)
+                                   for r in paper.LEARNING_READINGS[:3] for s in (1, 2)],
+                           max_workers=1)
+    groups = {**{r.name: first[2 * k:2 * k + 2]
+                 for k, r in enumerate(paper.LEARNING_READINGS[:3])}, **extra.groups}
     judged = paper.judge_readings(groups, band=(100.0, 200.0))
-    assert names[2] in judged.broken and names[2] not in judged.one_arm
-    assert set(judged.one_arm) == set(names) - {names[2]}
-    table = judged.table().splitlines()
-    # first block: one line per group, the broken one unnumbered; second block: one per judged
-    assert len(table) == 1 + len(names) + 4 + len(judged.one_arm)
-    assert "every run broke down" in table[3] and table[3].lstrip().startswith("-")
-    assert [line.split()[0] for line in table[1:1 + len(names)]] == ["1", "2", "-", "3"]
-    verdicts = table[-len(judged.one_arm):]
-    for k, name in enumerate(judged.one_arm):
-        assert verdicts[k].split()[0] == str(k + 1)
-        assert judged.one_arm[name].verdict_text in verdicts[k]
-        assert verdicts[k].rstrip().endswith(judged.in_band[name].verdict_text)
-    with pytest.raises(ValueError, match="seeds must hold a stream named 'step_constant=0.5'"):
-        paper.reading_runs(model, _short(), seeds, [("step_constant", 0.5)])
+    assert names[1] in judged.broken and names[1] not in judged.one_arm
+    assert set(judged.one_arm) == set(groups) - {names[1]}
+    rows = judged.rows()
+    assert [row["#"] for row in rows] == ["1", "2", "3", "4", "-", "5"]
+    assert rows[4]["active arms"].startswith("every run broke down")
+    for row, name in zip([r for r in rows if r["#"] != "-"], judged.one_arm):
+        one_arm, in_band = judged.one_arm[name], judged.in_band[name]
+        assert row["one arm"] == f"{one_arm.satisfied}/2 {one_arm.verdict_text}"
+        assert row["reward in band"] == f"{in_band.satisfied}/2 {in_band.verdict_text}"
 
 
 def test_summarise_runs_and_the_evidence_of_the_single_run_claims():
     model = crawling.table_one()
     runs = paper.run_jobs(model, [(_short(), s) for s in (1, 2, 3)], max_workers=1)
-    summary = paper.summarise_runs(runs, model)
+    summary = paper.summarise_runs(runs)
     assert len(summary) == 3
     assert summary.active[0] == pytest.approx(np.mean([r.average_active() for r in runs]))
-    assert 0.0 <= summary.at_bound <= 1.0
     assert paper.sampled_runs_note(summary).endswith("3 runs, mean and 95% CI")
     lit = paper.LEARNING_READINGS[2].name
-    judged = paper.judge_readings({paper.LEARNING_READINGS[0].name: runs, lit: runs}, band=(0.0, 1e9))
+    judged = paper.judge_readings({paper.LEARNING_READINGS[0].name: runs, lit: runs},
+                                  band=(0.0, 1e9))
     assert [f"{v.satisfied}/{v.runs}" for v in judged.in_band.values()] == ["3/3", "3/3"]
     for note in (paper.one_arm_evidence(judged, summary), paper.in_band_evidence(judged, summary)):
         assert "by reading: " in note and "Searched: 2 readings x 3 to 3 single runs" in note
     with pytest.warns(RuntimeWarning, match="stopped early"):
         broken = paper.run_jobs(model, [(_short(feature_scale=1.0), 1)], max_workers=1)
     with pytest.raises(ValueError, match="stopped early"):
-        paper.summarise_runs(broken, model)
+        paper.summarise_runs(broken)
 
 
-def test_kappa_study_reuses_the_main_runs_and_separates_only_beyond_the_intervals():
-    model = crawling.table_one()
-    settings = _short(kappa=2.0)
-    reuse = paper.run_jobs(model, [(settings, s) for s in (1, 2)], max_workers=1)
-    seeds = {"kappa=0.5": [3, 4], "kappa=2": [5, 6]}
-    study = paper.kappa_study(model, settings, [0.5, 2.0], seeds, reuse=reuse, max_workers=1)
-    assert study.kappas == (0.5, 2.0) and study.replications == 2
-    # kappa = 2 is the reused runs, not fresh ones on seeds 5, 6
-    assert study.active[1, 0] == pytest.approx(np.mean([r.average_active() for r in reuse]))
-    fresh = paper.run_jobs(model, [(LSPESettings(n_steps=80, record_every=10, kappa=0.5), s)
-                                   for s in (3, 4)], max_workers=1)
-    assert study.reward[0, 0] == pytest.approx(np.mean([r.average_reward() for r in fresh]))
-    assert len(study.table().splitlines()) == 3
+def test_the_kappa_study_separates_only_beyond_the_intervals():
     # separated: means 1 and 3 with half-widths 0.5 each; not: half-widths 1.5
     apart = np.array([[1.0, 0.5], [3.0, 0.5]])
     close = np.array([[1.0, 1.5], [3.0, 1.5]])
     assert paper.KappaStudy((1.0, 2.0), 2, apart, apart, apart).controls
     assert not paper.KappaStudy((1.0, 2.0), 2, apart, close, apart).controls
-    assert paper.kappa_evidence(study).startswith("Over kappa = 0.5, 2 (2 runs each)")
-    with pytest.raises(ValueError, match="the same number of runs"):
-        paper.kappa_study(model, settings, [0.5, 2.0], {"kappa=0.5": [1], "kappa=2": [2, 3]},
-                          reuse=reuse)
-    with pytest.raises(ValueError, match="a stream named 'kappa=4'"):
-        paper.kappa_study(model, settings, [0.5, 4.0], seeds, reuse=reuse)
+    study = paper.KappaStudy([0.5, 2], 4, apart, close, apart)
+    assert study.kappas == (0.5, 2.0)
+    assert paper.kappa_evidence(study).startswith("Over kappa = 0.5, 2 (4 runs each)")
+    assert paper.kappa_evidence(study).endswith("with no trend in kappa.")
+    with pytest.raises(ValueError, match=r"reward must have shape \(2, 2\)"):
+        paper.KappaStudy((1.0, 2.0), 2, apart, apart, apart[:1])
 
 
 def test_numerical_fixes_switch_off_one_fix_each_on_the_same_seed():
     model = crawling.table_one()
     settings = _short()
     base = paper.run_jobs(model, [(settings, 1)], max_workers=1)[0]
-    fixes = paper.numerical_fixes(model, settings, 1, base, max_workers=1)
+    extra = paper.record_runs(model, settings, mean_dynamics=[], sweep=[], fixes_seed=1,
+                              max_workers=1)
+    fixes = paper.numerical_fixes(model, settings, base, extra.fixes)
     assert list(fixes.runs) == ["both fixes", "no projection", "no Tikhonov"]
     assert not fixes.runs["no projection"].settings.project
     assert not fixes.runs["no Tikhonov"].settings.regularise
-    # the literal unit breaks down at its first step (the stated criterion)
+    # the literal unit breaks down at its first step (the stated criterion), silently: a field
     assert fixes.literal_scale.broke_down and fixes.literal_scale.breakdown_at == 0
     assert fixes.recorded_steps == len(fixes.runs["no projection"].steps)
     assert 0 <= fixes.overflow_steps <= fixes.recorded_steps and 0.0 <= fixes.outside <= 1.0
-    assert "literal feature scale: stopped at step 0" in fixes.table()
-    assert f"no Tikhonov: max|r| grows x{fixes.growth:.1e}" in fixes.table()
+    assert set(fixes.rows()) == set(fixes.runs) and "max|r|" in fixes.rows()["no Tikhonov"]
     assert f"overflows on {fixes.overflow_steps} of {fixes.recorded_steps}" in (
         paper.projection_evidence(fixes))
     assert "breaks down at step 0" in paper.tikhonov_evidence(fixes)
     with pytest.raises(ValueError, match="base"):
-        paper.numerical_fixes(model, _short(kappa=4.0), 1, base, max_workers=1)
+        paper.numerical_fixes(model, _short(kappa=4.0), base, extra.fixes)
+    swapped = {**extra.fixes, "no projection": extra.fixes["no Tikhonov"]}
+    with pytest.raises(ValueError, match="must be run with project=False"):
+        paper.numerical_fixes(model, settings, base, swapped)
+
+
+# --- the notebook's exercises ----------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_each_exercise_solution_runs_and_prints_what_its_text_shows():
+    """Each folded solution of 02's exercises, run after Part I's cells up to its Section 3
+    (tests/apparatus/lspe_exercises.py, in its own process), prints the text block the solution
+    shows under its code, to the character (portable arithmetic: the same on every CPU)."""
+    script = Path(__file__).with_name("lspe_exercises.py")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    pairs = json.loads(run.stdout)
+    assert len(pairs) == 4                       # four exercises, each with its solution
+    for k, (printed, claimed) in enumerate(pairs, start=1):
+        assert claimed, f"exercise {k}: the solution shows no output"
+        assert printed == claimed, f"exercise {k}: prints {printed!r}, the text says {claimed!r}"

@@ -1,5 +1,6 @@
 """Tests of replication.papers.rl_index_2018: the greedy readings, the spread of one run of a
-fixed schedule, the renewal index of the stochastic model and the common-arrivals evaluator."""
+fixed schedule, Table II's runs (the notebook's layout against each policy simulated alone),
+the readings and notes of the record, and the Deterministic row's search."""
 
 import csv
 from functools import partial
@@ -9,11 +10,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from whittle_lib.learning import LearnedIndexRule, StepSizes
 from whittle_lib.models import crawling as C
 from whittle_lib.models import crawling_policies as P
 from replication.papers import rl_index_2018 as B
+from replication.papers.crawling_2015 import index_2018
 from replication.records import format_estimate
-from whittle_lib.learning import LearnedIndexRule, StepSizes
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = C.table_one(250)
@@ -143,31 +145,25 @@ def test_one_run_tolerance_rejects_bad_input():
         B.one_run_tolerance(0.1, 0)
 
 
-def test_evaluation_on_common_arrivals_is_simulate_for_one_slot():
-    want = P.simulate_crawling(MODEL, P.WhittleRule(MODEL), 2, 150, stochastic=True, rng=9).average_reward
-    got = B.evaluate_on_common_arrivals(MODEL, P.WhittleRule(MODEL), 2, 150, slots=1, rng=9)
-    assert got.shape == (1,) and got[0] == want          # the same draws, the same operations
-    two = B.evaluate_on_common_arrivals(MODEL, B.StatePriorityRule(np.ones((2, 4))), 1, 50,
-                                        slots=2, rng=1)
-    assert two[0] == two[1]                               # identical policies, same arrivals
+def test_the_state_readings_are_each_simulated_alone():
+    seed = np.random.SeedSequence(9)
+    got = B.state_reading_runs(MODEL, 150, seed=seed)
+    for M in (1, 2):
+        for k, w in enumerate((np.ones(4), 1 / MODEL.mu)):
+            rewards = P.simulate_crawling(MODEL, B.StatePriorityRule(w), M, 150, stochastic=True,
+                                          rng=np.random.default_rng(seed)).rewards
+            # one run, averaged over the periods as the stacked run does (a column of a mean)
+            want = np.stack([rewards, rewards], axis=-1).mean(axis=0)[0]
+            assert got["greedy on x and on x/mu", M][k] == want, (M, k)
 
 
 def test_sweep_config_validates():
     with pytest.raises(ValueError, match="a0s"):
-        B.SweepConfig(MODEL, a0s=(0.0,))
+        B.SweepConfig(a0s=(0.0,))
     with pytest.raises(ValueError, match="subsidy_at"):
-        B.SweepConfig(MODEL, subsidy_at=("x",))
-
-
-def test_learning_sweep_replication_shapes_and_common_arrivals():
-    cfg = B.SweepConfig(MODEL, a0s=(0.05,), ps=(0.1, None), subsidy_at=("threshold",),
-                        n_steps=30, eval_periods=20)
-    rep = B.learning_sweep_replication(cfg, rng=3)
-    assert rep.reward.shape == (1, 1, 2, 2) and rep.deterministic.shape == (2,)
-    assert rep.projections.shape == (1, 1, 2, 4)
-    assert np.all(rep.projections[0, 0, 1] == 0)        # p = None never projects
-    again = B.learning_sweep_replication(cfg, rng=3)
-    np.testing.assert_array_equal(rep.reward, again.reward)
+        B.SweepConfig(subsidy_at=("x",))
+    with pytest.raises(ValueError, match="end with None"):
+        B.SweepConfig(ps=(None, 0.1))
 
 
 # -- the notebook's computations and recordings -------------------------------------------------
@@ -180,7 +176,7 @@ MAIN = B.MainRun("default", "threshold", 0.05, 0.1, 8, 10_000)
 
 
 def _paper():
-    return B.paper_table_two(Comparison(NB))
+    return B.paper_table_two()
 
 
 def test_main_run_lengths_and_labels():
@@ -206,9 +202,13 @@ def test_default_profile_is_the_library_step_sizes():
 def test_paper_table_two_reads_the_expected_table():
     paper = _paper()
     # Table II, rows 1 and 5, as printed
-    assert paper.text["Round Robin", 1] == "208.13" and paper.value["Stochastic with Projection", 2] == 333.36
+    assert paper.text["Round Robin", 1] == "208.13"
+    assert paper.value["Stochastic with Projection", 2] == 333.36
     assert len(paper.value) == 10
     assert paper.best_tolerance == 1.19          # 259.61 - 258.42, the paper's "very close"
+    cmp = Comparison(NB)                         # what the comparison reads: the same table
+    assert paper.tolerance["Greedy", 2] == cmp.paper("Table II", "policy=Greedy;M=2",
+                                                     "average reward").tolerance
 
 
 def test_round_robin_settles_the_setting_of_table_one():
@@ -258,25 +258,22 @@ def test_projection_counts_and_convergence_of_a_short_run(small_learning):
     np.testing.assert_array_equal(counts.per_learner, learned.projections[0] * 1e5 / 200)
     assert counts.burn_in_per_replication == learned.projections_burn_in[0].sum() / 2
     assert counts.largest_free.shape == (4,) and np.all(counts.largest_free >= 0)
-    conv = B.weight_convergence(learned)
-    assert conv.spread.shape == conv.settle.shape == (2,)
-    # the spread is the largest sd across the two replications, per variant
-    assert conv.spread[1] == learned.y[1].std(axis=0, ddof=1).max()
-    assert conv.converged == bool(max(conv.spread.max(), conv.settle.max()) < 0.02)
+    # the notebook measures the spread and the change; the record judges them at 0.02
+    conv = B.WeightConvergence(np.array([0.01, 0.019]), np.array([0.005, 0.001]), 2, 400, 200)
+    assert conv.converged
+    assert not B.WeightConvergence(np.array([0.01, 0.02]), np.zeros(2), 2, 400, 200).converged
     cmp = Comparison(NB)
     _record_convergence(cmp, conv)
     row = cmp.row(*WEIGHTS)
-    assert "(400 iterations, 200 burn-in)" in row.note
+    assert row.status == "claim-holds" and "(400 iterations, 200 burn-in)" in row.note
+    assert "sd 0.0190, change 0.0050" in row.note
 
 
 def test_learned_indices_with_zero_weights_are_gamma_star():
     problem = CrawlerIndexProblem(MODEL, p=(0.1, None))
     zero = np.zeros((2, 4, problem.n_index_features))
-    curves = B.learned_correction_curves(problem, {"zero": zero}, n=20)
-    assert curves.x.shape == (20, 4)
-    np.testing.assert_allclose(curves.relative["zero"], 0.0, atol=1e-12)
     # a "stochastic index" equal to gamma* on the grid: every gap vanishes
-    x = B.index_grid(MODEL, n=6)
+    x = np.linspace(MODEL.u, MODEL.u_star, 6)             # the notebook's grid, 6 states
     np.testing.assert_allclose(x[0], MODEL.u)
     np.testing.assert_allclose(x[-1], MODEL.u_star)
     g = C.whittle_index(x, MODEL.u, MODEL.alpha)
@@ -290,17 +287,14 @@ def test_learned_indices_with_zero_weights_are_gamma_star():
 
 
 def _sweep(diff, proj=None, a0s=(0.05, 0.5), ps=(0.1, 0.2, None)):
-    """A SweepSummary of given paired differences, shape (R, S=2, A, V, 2)."""
-    cfg = B.SweepConfig(MODEL, a0s=a0s, ps=ps)
-    R = diff.shape[0]
-    reps = [B.SweepReplication(reward=diff[r] + np.array([1.0, 2.0]), deterministic=np.array([1.0, 2.0]),
-                               projections=np.zeros(diff.shape[1:4] + (4,), dtype=np.int64)
-                               if proj is None else proj[r])
-            for r in range(R)]
-    return B.summarise_sweep(cfg, reps)
+    """A SweepSummary of given paired differences, shape (R, S=2, A, V, 2), and projection
+    counts per learner (R, S, A, V, N) in a run of the config's 3000 steps."""
+    cfg = B.SweepConfig(a0s=a0s, ps=ps)
+    counts = np.zeros(diff.shape[:4] + (4,), dtype=np.int64) if proj is None else proj
+    return B.SweepSummary(cfg, diff, counts * 1e5 / cfg.n_steps)
 
 
-def test_summarise_sweep_stacks_paired_differences():
+def test_the_sweep_summary_of_paired_differences():
     rng = np.random.default_rng(0)
     diff = rng.normal(size=(2, 2, 2, 3, 2))
     sweep = _sweep(diff)
@@ -312,9 +306,8 @@ def test_summarise_sweep_stacks_paired_differences():
     frame = sweep.diff_frame(1)
     assert list(frame.columns) == ["p=0.1", "p=0.2", "none"] and frame.index[1] == "threshold, 0.5"
     np.testing.assert_allclose(frame.to_numpy()[2], diff[:, 1, 0, :, 0].mean(axis=0).round(2))
-    assert sweep.projection_frame().shape == (4, 2) and (sweep.projection_frame() == 0).all().all()
-    with pytest.raises(ValueError, match="end with None"):
-        B.summarise_sweep(B.SweepConfig(MODEL, ps=(None, 0.1)), [])
+    assert sweep.projection_frame().shape == (4, 2)
+    assert (sweep.projection_frame() == 0).all().all()
 
 
 def test_projection_order_counts_per_learner():
@@ -410,28 +403,38 @@ def test_greedy_comparison_and_subsidy_rows():
     np.testing.assert_allclose(state.rows[0][4], 241.77 - 259.61)
 
 
-def test_simulate_table_two_is_paired_and_reproducible(small_learning):
-    problem, learned = small_learning
-    kw = dict(n_periods=30, replications=2, seed=np.random.SeedSequence(4), max_workers=1)
-    table = B.simulate_table_two(problem, learned, learned, **kw)
-    assert table.runs["Deterministic", 1].shape == (2,)
-    assert table.runs["greedy on x and on x/mu", 2].shape == (2,)
-    # every policy sees the same arrivals: two runs of the same learned weights agree exactly
-    np.testing.assert_array_equal(table.runs["Stochastic with Projection", 1],
-                                  table.runs["Stochastic with Projection, subsidy at the state", 1])
-    again = B.simulate_table_two(problem, learned, learned, **kw)
-    np.testing.assert_array_equal(table.runs["Greedy", 2], again.runs["Greedy", 2])
+def _table_two_runs(problem, learned, state, T, R, seed):
+    """Table II's runs as notebook 03 computes them in its Part I: the arrivals drawn once, the
+    three fixed rules (round robin, greedy, the printed form) as the slots of one simulation for
+    both M, and every index (gamma* as y = 0, the four learned ones) as one rule of another."""
+    arrivals = C.draw_new_utilities(MODEL, T, R, rng=np.random.default_rng(seed))
+    fixed = {"Round Robin": P.RoundRobinRule(4, 1), "Greedy": P.ExpectedValueRule(MODEL),
+             B.PRINTED: B.PrintedIndexRule(MODEL)}
+    indices = {"Deterministic": np.zeros_like(learned.y[1]),
+               "Stochastic without Projection": learned.y[1],
+               "Stochastic with Projection": learned.y[0],
+               "Stochastic without Projection, subsidy at the state": state.y[1],
+               "Stochastic with Projection, subsidy at the state": state.y[0]}
+    weights = np.stack(list(indices.values()), axis=1)
+    same = dict(stochastic=True, replications=R, utilities=arrivals)
+    sims = {tuple(fixed): P.simulate_crawling_many(MODEL, P.SlotRules(list(fixed.values()) * 2),
+                                                   [1] * 3 + [2] * 3, T, slots=6, **same),
+            tuple(indices): P.simulate_crawling_many(
+                MODEL, LearnedIndexRule(problem, np.concatenate([weights] * 2, axis=1)),
+                [1] * 5 + [2] * 5, T, slots=10, **same)}
+    runs = {(name, M): sim.average_reward for names, out in sims.items()
+            for (M, name), sim in zip([(M, n) for M in (1, 2) for n in names], out)}
+    return runs, arrivals
 
 
-def test_simulate_table_two_is_each_policy_simulated_alone(small_learning):
-    # the lock-step run (one simulation, the policies as slots; the learned indices share
-    # gamma*) against the one-at-a-time path it replaced: simulate for each policy from a
-    # generator started at the seed, and the greedy readings on the state as their own run
+def test_the_notebooks_table_two_is_each_policy_simulated_alone(small_learning):
+    # the notebook's layout (two simulations, the policies as slots; gamma* as the learned
+    # index with y = 0) against each policy simulated alone from a generator started at the
+    # seed, with the library's own rules: the same bits
     problem, learned = small_learning
     state = SimpleNamespace(y=learned.y[::-1])            # another set of weights
     seed, T, R = np.random.SeedSequence(4), 40, 2
-    table = B.simulate_table_two(problem, learned, state, n_periods=T, replications=R, seed=seed,
-                                 max_workers=1)
+    runs, arrivals = _table_two_runs(problem, learned, state, T, R, seed)
     rules = {"Round Robin": P.RoundRobinRule(4, 1), "Greedy": P.ExpectedValueRule(MODEL),
              "Deterministic": P.WhittleRule(MODEL),
              "Stochastic without Projection": LearnedIndexRule(problem, learned.y[1]),
@@ -444,15 +447,19 @@ def test_simulate_table_two_is_each_policy_simulated_alone(small_learning):
     for M in (1, 2):
         for name, rule in rules.items():
             want = P.simulate_crawling(MODEL, rule, M, T, stochastic=True, replications=R,
-                              rng=np.random.default_rng(seed)).average_reward
-            assert table.runs[name, M].tobytes() == want.tobytes(), (name, M)
-        rewards = [P.simulate_crawling(MODEL, B.StatePriorityRule(w), M, T, stochastic=True,
-                              rng=np.random.default_rng(seed)).rewards
-                   for w in (np.ones(4), 1 / MODEL.mu)]
-        # the (T, 2) rewards of the two readings, averaged over time as the stacked loop did
-        want = np.stack(rewards, axis=-1).mean(axis=0)
-        assert table.runs["greedy on x and on x/mu", M].tobytes() == want.tobytes()
-    assert len(table.runs) == 2 * (len(rules) + 1)
+                                       rng=np.random.default_rng(seed)).average_reward
+            assert runs[name, M].tobytes() == want.tobytes(), (name, M)
+    assert len(runs) == 2 * len(rules)
+    table = B.TableTwo.from_runs(MODEL, runs | B.state_reading_runs(MODEL, T, seed=seed),
+                                 arrivals, seed=seed)
+    assert (table.n_replications, table.eval_periods) == (R, T)
+    assert table.arrivals_key == B.draw_key(MODEL, T, R, seed, "exponential")
+    # every policy sees the same arrivals: paired differences of a policy with itself vanish
+    assert table.paired("Greedy", "Greedy", 1) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="one average per replication"):
+        B.TableTwo.from_runs(MODEL, {("Greedy", 1): np.zeros(3)}, arrivals, seed=seed)
+    with pytest.raises(ValueError, match="arrivals must have shape"):
+        B.TableTwo.from_runs(MODEL, runs, arrivals[:, :, :2], seed=seed)
 
 
 def test_extension_sweep_replays_the_arrivals_of_table_two(small_learning, monkeypatch):
@@ -462,7 +469,8 @@ def test_extension_sweep_replays_the_arrivals_of_table_two(small_learning, monke
     seed, kw = np.random.SeedSequence(8), dict(n_periods=30, replications=2, max_workers=1)
     laws, paper = B.UTILITY_LAWS[:1], _paper()
     fresh = B.extension_sweep(laws, paper, seed=seed, **kw)
-    table = B.simulate_table_two(problem, learned, learned, seed=seed, **kw)
+    runs, arrivals = _table_two_runs(problem, learned, learned, 30, 2, seed)
+    table = B.TableTwo.from_runs(MODEL, runs, arrivals, seed=seed)
 
     def no_draw(*args, **kwargs):
         raise LookupError("drawn again")
@@ -490,7 +498,7 @@ def test_the_recording_lines_fill_every_expected_row(small_learning):
     _record_printed_index(cmp, B.printed_index_check(MODEL))
     counts = B.projection_counts(learned, problem, 0.1)
     _record_projection_order(cmp, B.projection_order(counts, sweep, MAIN))
-    _record_convergence(cmp, B.weight_convergence(learned))
+    _record_convergence(cmp, B.WeightConvergence(np.full(2, 0.01), np.full(2, 0.01), 2, 400, 200))
     greedy = B.greedy_comparison(B.greedy_reading_rewards(MODEL), table, paper)
     ext = B.extension_sweep(B.UTILITY_LAWS[:1] + B.UTILITY_LAWS[-1:], paper, n_periods=20,
                             replications=2, seed=3, max_workers=1)
@@ -526,12 +534,12 @@ def test_extended_index_rule_against_the_library_forms():
         got = rule(np.broadcast_to(x, (len(ext), 4)), None, 0)
         for k, e in enumerate(ext):
             base = (C.whittle_index(x, u, MODEL.alpha) if e.form == "exact index"
-                    else B.index_2018(x, u, MODEL.alpha))
+                    else index_2018(x, u, MODEL.alpha))
             mode = None if side is None else (e.below if side == "below" else e.above)
             want = {None: base, "its formula": base, "x": x, "u*": us, "0": 0.0, "+inf": np.inf,
                     "-inf": -np.inf,
                     "its value at u": (C.whittle_index(u, u, MODEL.alpha) if e.form == "exact index"
-                                       else B.index_2018(u, u, MODEL.alpha))}[mode]
+                                       else index_2018(u, u, MODEL.alpha))}[mode]
             # the printed form through a table of powers: the same bits as index_2018
             np.testing.assert_array_equal(got[k], np.broadcast_to(want, (4,)))
 
@@ -543,7 +551,7 @@ def test_printed_index_rule_is_index_2018_bit_for_bit():
     x = np.concatenate([visited, np.random.default_rng(2).uniform(0, 1.5, (200, 4)) * us,
                         [0.0 * u, u, us, 2 * us]])
     got = B.PrintedIndexRule(MODEL)(x, None, 0)
-    assert got.tobytes() == B.index_2018(x, u, MODEL.alpha).tobytes()
+    assert got.tobytes() == index_2018(x, u, MODEL.alpha).tobytes()
 
 
 def test_extension_rewards_are_simulate_for_the_formula_continuations():
@@ -633,3 +641,18 @@ def test_extension_sweep_finds_a_pair_when_the_paper_prints_ours():
     again = B.extension_sweep(law, fake, n_periods=300, replications=1, seed=0, max_workers=1)
     assert again.within[0, 0] and "Searched:" in again.evidence()
     assert len(again.law_rows()) == 1 and len(again.extension_rows()) == 10
+
+
+def test_extension_sweep_submitted_without_waiting_gives_the_same_sweep():
+    # the notebook submits the sweep to its workers with Part II and collects it later
+    from concurrent.futures import ThreadPoolExecutor
+    law, paper = B.UTILITY_LAWS[-1:], _paper()
+    kw = dict(n_periods=200, replications=1, seed=0)
+    now = B.extension_sweep(law, paper, max_workers=1, **kw)
+    with ThreadPoolExecutor(1) as pool:
+        pending = B.extension_sweep(law, paper, executor=pool, wait=False, **kw)
+        later = pending.result()
+    assert later.rewards[0].tobytes() == now.rewards[0].tobytes()
+    assert later.law_rows() == now.law_rows()
+    with pytest.raises(ValueError, match="executor"):
+        B.extension_sweep(law, paper, wait=False, **kw)

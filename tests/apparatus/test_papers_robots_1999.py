@@ -7,6 +7,7 @@ import pytest
 from whittle_lib import mdp
 from whittle_lib.models import robots as Q
 from replication.papers import robots_1999 as P
+from replication.papers.robots_1999 import dynamic, paper
 from replication.records import Comparison, load_expected
 
 
@@ -16,13 +17,27 @@ def _rvi(model, refs, h0=None, stopping="relative"):
                                              stopping=stopping, h0=h0)
 
 
+def _table1(settings, refs, mu=1.0):
+    # What the notebook's Part I computes for each row of Table 1 (static and dynamic optimum,
+    # RVI as the paper ran it from h_0 = 0 from each x_hat of refs), completed by the package
+    rows = {}
+    for s in settings:
+        lam, K, g = P.table_row_parameters(s)
+        static = Q.robots_static_optimum(lam, mu, g, K)
+        model, space = Q.robots_mdp(lam, mu, g, K, static.N)
+        run = _rvi(model, [space.state(*x) for x in refs])
+        rows[s] = (static, Q.robots_dynamic_optimum(lam, mu, g, K, static.N),
+                   {x: (int(n), float(-e)) for x, n, e in zip(refs, run.iterations, run.gain)})
+    return P.table1_results(rows, mu, refs, tau=0.99999, tol=1e-5)
+
+
 def test_readings_are_the_library_runs_with_each_rule():
     # The two readings of the stopping rule watched in one pass are, bit for bit, the library's
     # runs with each rule alone, from h_0 = 0 and from h_0 = c (the one-step cost).
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
     refs = [space.state(0, 1, 2), space.state(1, 1, 1), space.state(2, 0, 0)]
     for h0, start in (("zero", None), ("cost", -model.rewards.max(axis=1))):
-        runs = P._rvi_readings(model, refs, tau=0.99999, tol=1e-5, h0=h0)
+        runs = P.rvi_readings(model, refs, tau=0.99999, tol=1e-5, h0=h0)
         assert list(runs) == list(P.STOPPING_READINGS) == ["pointwise", "norm"]
         for reading, rule in P.STOPPING_READINGS.items():
             alone = _rvi(model, refs, start, rule)
@@ -124,7 +139,7 @@ def test_readings_estimate_brackets_optimum():
     # (the relative rule stops while the estimate is ~1e-4 off at most on this small instance).
     model, space = Q.robots_mdp(0.1, 1.0, 1.0, 3, 4)
     exact = Q.robots_dynamic_optimum(0.1, 1.0, 1.0, 3, 4).cost
-    runs = P._rvi_readings(model, np.arange(space.n_states), tau=0.99999, tol=1e-5, h0="cost")
+    runs = P.rvi_readings(model, np.arange(space.n_states), tau=0.99999, tol=1e-5, h0="cost")
     for reading in P.STOPPING_READINGS:
         assert np.all(np.abs(-runs[reading].gain - exact) < 1e-3)
         assert np.all(runs[reading].iterations > 0)
@@ -133,7 +148,7 @@ def test_readings_estimate_brackets_optimum():
 def test_readings_reject_an_unknown_h0():
     model, _ = Q.robots_mdp(0.1, 1.0, 1.0, 2, 1)
     with pytest.raises(ValueError, match="h0"):
-        P._rvi_readings(model, [0], tau=0.99999, tol=1e-5, h0="random")
+        P.rvi_readings(model, [0], tau=0.99999, tol=1e-5, h0="random")
 
 
 @pytest.mark.parametrize("K,N", [(2, 1), (3, 2), (5, 16)])
@@ -152,14 +167,14 @@ def test_lemma4_fails_only_at_unreachable_states(K, N):
 def test_multichain_example_has_two_classes():
     # Sec. 3: two recurrent classes, at levels r = 1 and r = 2.
     model, space = Q.robots_mdp(0.1, 1.0, 1.4, 5, 2)
-    classes = P.paper_multichain_example_classes(0.1, 1.0, 1.4, 5)
+    classes = dynamic.paper_multichain_example_classes(0.1, 1.0, 1.4, 5)
     assert sorted(set(space.r[c].tolist()) == {1} or set(space.r[c].tolist()) == {2}
                   for c in classes) == [True, True]
 
 
 def test_gain_is_constant():
     # Proposition 3 on the Fig. 7 instance; 1e-10 is far above the solver's rounding.
-    assert P.gain_spread(0.1, 1.0, 1.4, 5, 16) < 1e-10
+    assert dynamic.gain_spread(0.1, 1.0, 1.4, 5, 16) < 1e-10
 
 
 def test_eq16_exact_ties_take_the_ceiling():
@@ -200,9 +215,19 @@ def test_paper_reference_state_reproduces_printed_rvi(case_id, lam, gamma, K, N,
 # ---- The notebook's sweeps, moved into the module (issue 14). Small grids keep them quick;
 # the notebook runs the full ones.
 
-def test_with_changed_adds_only_changed_names():
-    assert P.with_changed({}, "K=5", "mu") == "K=5"
-    assert P.with_changed({"mu": 0.5, "tau": 0.9}, "K=5", "mu") == "K=5;mu=0.5"
+def test_printed_values_are_the_expected_table():
+    # Table 1 row 19, Table 2 row 11 and the Fig. 7 caption, as printed (text), and every row
+    printed = P.printed_values()
+    assert printed["Table 1"].loc[(0.1, 5, "0.4")].tolist() == ["0.17600", "7", "0.15239", "1",
+                                                                "6.5", "167"]
+    assert printed["Table 2"].loc[(0.1, 5, "1.4"), "N_max"] == "16"
+    fig7 = printed["Figs. 6-8"].loc["Fig. 7"]
+    assert (fig7.N, fig7.K, fig7.lam, fig7.gamma, fig7.cost, fig7.iterations) == (
+        16, 5, 0.1, 1.4, "0.25924", "255")
+    assert (len(printed["Table 1"]), len(printed["Table 2"]), len(printed["Figs. 6-8"])) == (
+        27, 18, 3)
+    assert P.figure_setting(16, 5, 0.1, 1.0, 1.4) == "N=16;K=5;lambda=0.1;mu=1.0;gamma=1.4"
+    assert P.figure_of(1.4) == "Fig. 7" and P.figure_of(0.7) == "Figs. 6-8"
 
 
 def test_table_row_parameters_reads_1_13_as_critical_gamma():
@@ -217,12 +242,6 @@ def test_prints_as_uses_the_row_tolerance():
         paper, tolerance = "0.17541", 5e-6
     assert P.prints_as(Row, 0.175414)
     assert not P.prints_as(Row, 0.175416)
-
-
-def test_optimal_robots_is_proposition1():
-    gammas = [0.4, 1.4, 2.4]
-    expected = [Q.robots_static_optimum(1 / 5.7, 1.0, g, 5).N for g in gammas]
-    assert P.optimal_robots(1 / 5.7, 1.0, gammas, 5).tolist() == expected
 
 
 def test_lemma1_and_proposition1_hold_on_small_grids():
@@ -270,7 +289,7 @@ def test_proof_slips_of_proposition2():
 
 def test_eq19_row_sums_as_printed():
     # The sign error: 1 + 2 lam r / nu, exactly as the notebook says.
-    sums = P.eq19_printed_row_sums(0.1, 1.0, 16)
+    sums = dynamic.eq19_printed_row_sums(0.1, 1.0, 16)
     nu = 0.1 * 16 + 1.0
     np.testing.assert_allclose(sums, 1 + 2 * 0.1 * np.arange(1, 17) / nu, rtol=1e-14)
 
@@ -285,26 +304,26 @@ def test_rvi_iterations_by_tau_match_one_run():
 
 
 def test_lemma4_check_grid():
-    check = P.check_lemma4(0.1, 1.0, 1.4, [(2, 1), (3, 2)])
+    check = dynamic.check_lemma4(0.1, 1.0, 1.4, [(2, 1), (3, 2)])
     assert not check.communicating and check.communicating_without_entry_free
     assert check.outside[(3, 2)] == [(1, 2, 2), (2, 2, 2), (3, 2, 2)]
     assert check.n_classes[(2, 1)] == 3
 
 
 def test_multichain_example_levels():
-    ex = P.multichain_example(0.1, 1.0, 1.4, 5)
+    ex = dynamic.multichain_example(0.1, 1.0, 1.4, 5)
     assert ex.n_classes == 2 and ex.levels == [[1], [2]]
     assert all(r == 2 for _, r, _ in ex.transient_at_level_2)
 
 
 def test_eq21_is_the_model():
-    check = P.check_eq21(0.1, 1.0, 1.4, 3, 4)
+    check = dynamic.check_eq21(0.1, 1.0, 1.4, 3, 4)
     assert check.rows_sum_to_one and check.max_deviation < 1e-12
     assert check.n_rows == Q.robots_state_space(3, 4).s.tolist().count(2)
 
 
 def test_eq25_gaps_are_rounding():
-    gaps = P.eq25_gaps(0.1, 1.0, [1.4], 3, 4)
+    gaps = dynamic.eq25_gaps(0.1, 1.0, [1.4], 3, 4)
     assert len(gaps) == 2 and max(gaps) < 1e-10    # optimal and static policy
 
 
@@ -326,7 +345,7 @@ def test_table1_row_19():
     # Table 1 row 19 (lambda = 0.1, K = 5, gamma = 0.4): N_s = 7, C_d printed 0.15239 as RVI's
     # estimate from x_hat* = (1, 1, 1), N_iter 167 = updates + 1 from h_0 = 0, = updates from
     # h_0 = c (which prints the same C_d).
-    row = P.table1_row(0.1, 1.0, 0.4, 5, [(1, 1, 1)], tau=0.99999, tol=1e-5)
+    row = _table1(["lambda=0.1;K=5;gamma=0.4"], [(1, 1, 1)]).rows["lambda=0.1;K=5;gamma=0.4"]
     assert row.static.N == 7
     it, est = row.rvi[(1, 1, 1)]
     assert it + 1 == 167 and round(est, 5) == 0.15239
@@ -358,6 +377,9 @@ def test_n_max_readings_fig7_instance():
     ({"gammas_policy": [1.0, 1.0]}, "gammas_policy"),
     ({"K_policy": 1}, "K"),
     ({"reference_state": (9, 1, 2)}, "not a state"),     # q > K
+    ({"K_policy": 10, "reference_state": (6, 1, 2)},     # a state at K = 10, not at K = 5
+     r"reference_state: .* K=5, N=73 .*Table 1"),        # of Table 1's first row
+    ({"reference_state": (1, 8, 1)}, r"reference_state: .* K=5, N=7 .*Table 1"),  # N_s = 7
 ])
 def test_check_notebook_parameters_rejects(bad, match):
     good = dict(mu=1.0, lambda_policy=0.1, gammas_policy=[1.0, 1.4], K_policy=5, N_policy=16,
@@ -367,14 +389,28 @@ def test_check_notebook_parameters_rejects(bad, match):
         P.check_notebook_parameters(**{**good, **bad})
 
 
-def test_all_reference_states_is_the_sweep():
-    # Fig. 7 instance at K = 3, N = 4: the helper is the library's RVI from every state.
-    swept = P.rvi_all_reference_states(0.1, 1.0, 1.4, 3, 4, tau=0.99999, tol=1e-5)
-    model, space = Q.robots_mdp(0.1, 1.0, 1.4, 3, 4)
-    n = int(_rvi(model, [space.state(1, 1, 1)]).iterations[0])
-    assert swept.count_from((1, 1, 1)) == n
-    assert (1, 1, 1) in swept.states_with_count(n)
-    assert all(swept.count_from(x) == n for x in swept.states_with_count(n))
+def _captions(gammas=(1.0, 1.4, 2.0), mu=1.0):
+    # Part I's sweep: RVI as the paper ran it from every state on the captions' instances
+    printed = P.printed_values()["Figs. 6-8"]
+    printed = printed[printed.gamma.isin(gammas)]
+    counts = {}
+    for name, cap in printed.iterrows():
+        model, space = Q.robots_mdp(cap.lam, mu, cap.gamma, int(cap.K), int(cap.N))
+        counts[name] = _rvi(model, np.arange(space.n_states)).iterations
+    return P.CaptionCounts.from_sweep(printed, counts, mu=mu, tau=0.99999, tol=1e-5)
+
+
+def test_caption_counts_find_x_hat_star():
+    # The captions of Figs. 6-8 print 254, 255, 256 iterations; from every reference state of
+    # their instance (282 states), three give all three counts, the smallest (1, 1, 1).
+    found = _captions()
+    assert found.printed == {1.0: 254, 1.4: 255, 2.0: 256}
+    assert sorted(found.common) == [(1, 1, 1), (2, 1, 2), (3, 0, 0)] and found.star == (1, 1, 1)
+    assert all(found.count_from(g, found.star) == n for g, n in found.printed.items())
+    assert found.key(1.4) == ("Fig. 7", "N=16;K=5;lambda=0.1;mu=1.0;gamma=1.4", "iterations")
+    assert found.instances[1] == (0.1, 1.0, 1.4, 5, 16, 255)
+    assert "we use x_hat* = (1, 1, 1)" in found.report()
+    assert P.CaptionCounts(0.1, 1.0, 5, 16, 0.99999, 1e-5, {1.4: 1}, found.counts).star is None
 
 
 # ---- The notebook's recordings (issue 14: notebooks narrate). The pure functions behind them on
@@ -387,29 +423,20 @@ def _comparison(*keys):
     return Comparison("05_robot_queue", expected=rows)
 
 
-def test_eq4_at_rho_one_and_fig2_curves():
+def test_eq4_at_rho_one_and_fig2_evidence():
     assert P.check_eq4_at_rho_one(1.0) and P.check_eq4_at_rho_one(0.5, gammas=(2.0,), buffers=(3,))
-    curves = P.fig2_curves(1.0, 5.7, (5, 20), gammas=np.linspace(0.1, 5.0, 12))
-    assert curves.monotone and list(curves.N) == [5, 20]
-    assert curves.N[20].tolist() == P.optimal_robots(1 / 5.7, 1.0, curves.gammas, 20).tolist()
+    gammas = np.linspace(0.1, 5.0, 12)
+    curves = {K: [Q.robots_static_optimum(1 / 5.7, 1.0, g, K).N for g in gammas] for K in (5, 20)}
+    assert P.fig2_evidence(gammas, curves) == ("N(gamma,K) is nondecreasing on 12 values of "
+                                               "gamma in [0.1, 5] for K in [5, 20].")
 
 
-def test_fig3_fig4_curves_are_the_model():
-    curves = P.fig3_fig4_curves(1 / 5.7, 1.0, (0.4, 2.4), K_max=30, n_static=10)
-    assert curves.buffers.tolist() == list(range(2, 31))
-    assert len(curves.rho[0.4]) == 29 and len(curves.N[2.4]) == 10
-    assert curves.rho[2.4][3] == Q.optimal_load(2.4, 5, 1.0)               # K = 5
-    assert curves.N[0.4][3] == Q.robots_static_optimum(1 / 5.7, 1.0, 0.4, 5).N
-    assert curves.N_inf[2.4] == Q.robots_large_K_optimum(1 / 5.7, 1.0, 2.4)
-
-
-def test_transition_law_static_policy_is_eq4():
-    # Invariant: the static policy on the corrected MDP costs exactly eq. (4); (20) as printed
-    # leaves X from q = K when N > K, and not when N <= K.
-    law = P.check_transition_law(0.1, 1.0, 1.4, 3, 4)
-    assert law.static_cost == pytest.approx(law.eq4_cost, rel=1e-10)
+def test_transition_law_as_printed():
+    # (20) as printed leaves X from q = K when N > K, and not when N <= K; (19)'s rows sum to
+    # 1 + 2 lam r / nu.
+    law = P.check_transition_law(0.1, 1.0, 3, 4)
     assert law.queue_after_arrival_printed == 4 > law.K
-    assert P.check_transition_law(0.1, 1.0, 1.4, 5, 3).queue_after_arrival_printed == 3
+    assert P.check_transition_law(0.1, 1.0, 5, 3).queue_after_arrival_printed == 3
     assert "row sums of (19)" in law.report()
     assert "(= 1.5714 for r = N = 4)" in P.eq19_evidence(law)   # 1 + 2 (0.1)(4)/1.4
     assert "gives q = 4 > K, outside X" in P.eq20_evidence(law)
@@ -423,7 +450,7 @@ def test_theta_is_T_h_not_tau_T_h():
     cmp = Comparison("demo", expected=[], paper_settings=False)   # not the paper's: new rows
     iterations = {0.5: 30, 1.0: 20}
     assert P.tau_remark_holds(iterations)                          # 30 >= 20 iterations
-    cmp.claim("Sec. 4 text", P.with_changed({"N_policy": 4}, "Table 1", "N_policy"),
+    cmp.claim("Sec. 4 text", "Table 1;N=4",
               P.TAU_REMARK, P.tau_remark_holds(iterations), P.tau_remark_evidence(iterations))
     notes = {r.item: r.note for r in cmp.rows}
     assert "the claim holds here" in notes["Sec. 4 text"] and "0.5: 30, 1.0: 20" in notes[
@@ -494,22 +521,6 @@ def test_mdp_structure_small_grids():
     assert f"the {check.eq21.n_rows} rows of (21)" in P.eq21_evidence(check)
 
 
-def test_figs_6_8_records_the_fig7_caption():
-    # Fig. 7 caption: cost 0.25924 and 255 iterations, reproduced from x_hat* = (1, 1, 1) only.
-    setting = "N=16;K=5;lambda=0.1;mu=1.0;gamma=1.4"
-    cmp = _comparison(("Fig. 7", setting))
-    figs = P.policy_figures(0.1, 1.0, (1.4,), 5, 16, tau=0.99999, tol=1e-5)
-    assert figs.setting(1.4) == setting and figs.figure(1.4) == "Fig. 7"
-    found = P.printed_count_matches(cmp, {}, figs)
-    assert found.printed == {1.4: 255} and (1, 1, 1) in found.common and found.star == (1, 1, 1)
-    assert figs.iterations_setting({"mu": 0.5}, 1.4) == setting   # mu is in the setting
-    assert figs.iterations_setting({"tau": 0.9}, 1.4) == setting + ";tau=0.9"
-    cmp.number(figs.figure(1.4), figs.setting(1.4), "cost", figs.optima[1.4].cost)
-    assert cmp.row("Fig. 7", setting, "cost").status == "reproduced"
-    assert cmp.missing() == [("Fig. 7", setting, "iterations")]   # judged with Table 1's counts
-    assert "cost 0.25924 (paper 0.25924)" in P.format_figs_6_8(cmp, figs, (0, 1, 2))
-
-
 def test_conjecture_check_counts():
     check = P.check_conjecture(1.0, [(0.1, 2, 1.4, 2), (0.5, 3, 0.4, 5)])
     assert check.n_instances == 2 and check.n_monotone <= check.n_switching <= 2
@@ -520,7 +531,8 @@ def test_conjecture_check_counts():
 
 def test_cost_readings_count_printed_rows():
     # Table 1 rows 19 and 8: mu = 1 reproduces both printed C_s (row 8 with gamma(15) = 17/15).
-    cmp = _comparison(("Table 1", "lambda=0.1;K=5;gamma=0.4"), ("Table 1", "lambda=0.01;K=15;gamma=1.13"))
+    cmp = _comparison(("Table 1", "lambda=0.1;K=5;gamma=0.4"),
+                      ("Table 1", "lambda=0.01;K=15;gamma=1.13"))
     readings = P.check_cost_readings(cmp, 1.0)
     assert readings.n_rows == 2 and readings.rate[1.0] == 2 and readings.rate_brute == 2
     assert f"{readings.cost_gamma_15:.5f}" == readings.printed_gamma_113 == "0.13333"
@@ -537,7 +549,7 @@ def test_table1_row_19_recorded():
     # estimate from x_hat*, not the exact optimum 0.152394), N_iter 167 = updates + 1.
     s = "lambda=0.1;K=5;gamma=0.4"
     cmp = _comparison(("Table 1", s))
-    t1 = P.table1_results([s], 1.0, (0, 1, 2), (1, 1, 1), tau=0.99999, tol=1e-5)
+    t1 = _table1([s], [(0, 1, 2), (1, 1, 1)])
     assert t1.default == (0, 1, 2) and t1.star == (1, 1, 1)
     t = t1.rows[s]
     for quantity, value in (("C_s", t.static.cost), ("N_s", t.static.N),
@@ -558,8 +570,7 @@ def test_table1_row_19_recorded():
     assert spread.counts.size == Q.robots_state_space(5, 7).n_states
     assert spread.ours == {x: t1.rows[s].rvi[x][0] for x in t1.reference_states}
     assert spread.counts.min() <= spread.ours[(1, 1, 1)] <= spread.counts.max()
-    assert P.table1_results([s], 1.0, (1, 1, 1), (1, 1, 1), tau=0.99999, tol=1e-5
-                            ).reference_states == ((1, 1, 1),)
+    assert _table1([s], [(1, 1, 1)]).reference_states == ((1, 1, 1),)
 
 
 def test_table2_row_11_recorded():
@@ -567,7 +578,8 @@ def test_table2_row_11_recorded():
     # the printed N_max 16 is the pool of the Fig. 7 run (the stationary maximum is 15).
     s = "lambda=0.1;K=5;gamma=1.4"
     cmp = _comparison(("Table 2", s), ("Sec. 5 text", "Tables 1-2"))
-    t2 = P.table2_results(cmp, 1.0)
+    t2 = P.table2_results(cmp, 1.0, {s: Q.robots_unconstrained_optimum(0.1, 1.0, 1.4, 5)},
+                          {s: Q.robots_static_optimum(0.1, 1.0, 1.4, 5)})
     row = t2[s]
     assert row.pools == (16, 20, 30) and row.pool_sweep is None
     assert row.unconstrained.N_max == 15 and row.n_max.pool_of_run
@@ -583,25 +595,12 @@ def test_table2_row_11_recorded():
     assert list(verdicts.values()) == [False, True] and "Fig. 7 caption" in evidence
     cmp.claim_by_reading("Table 2", s, "N_max", verdicts, evidence, value="15")
     assert cmp.row("Table 2", s, "N_max").status == "claim-depends"
-    t1 = P.table1_results([s], 1.0, (0, 1, 2), tau=0.99999, tol=1e-5)
+    t1 = _table1([s], [(0, 1, 2)])
     assert P.dynamic_cheaper(t1, t2)
     cmp.claim("Sec. 5 text", "Tables 1-2", "dynamic control costs less than static control",
               P.dynamic_cheaper(t1, t2), P.DYNAMIC_CHEAPER_EVIDENCE)
     assert cmp.row("Sec. 5 text", "Tables 1-2",
                    "dynamic control costs less than static control").status == "claim-holds"
-
-
-def test_figs_6_8_off_the_paper_setting_are_new_rows():
-    # A run with other parameters: no printed count to match, our count recorded as a new row.
-    figs = P.policy_figures(0.1, 1.0, (1.4,), 3, 4, tau=0.99999, tol=1e-5)
-    cmp = Comparison("demo", expected=[], paper_settings=False)
-    found = P.printed_count_matches(cmp, {"K_policy": 3}, figs)
-    assert found.printed == {} and found.star is None
-    cmp.number(figs.figure(1.4), figs.setting(1.4), "cost", figs.optima[1.4].cost)
-    cmp.number(figs.figure(1.4), figs.iterations_setting({"K_policy": 3}, 1.4), "iterations",
-               figs.sweeps[1.4].count_from((0, 1, 2)))
-    assert [(r.quantity, r.status) for r in cmp.rows] == [("cost", "new"), ("iterations", "new")]
-    assert "(paper" not in P.format_figs_6_8(cmp, figs, (0, 1, 2))
 
 
 def test_format_verdicts_reads_the_recorded_status():
@@ -625,13 +624,13 @@ def _brute_force_readings(instances, tau, tol):
     # Independent of the search's pruning: run every instance from every candidate state with
     # both h_0 and keep the readings whose offset is the same on all of them.
     first = Q.robots_state_space(instances[0][3], instances[0][4])
-    states = [P.state_tuple(first, i) for i in range(first.n_states)]
+    states = [paper.state_tuple(first, i) for i in range(first.n_states)]
     found = set()
     for h0 in P.H0_READINGS:
         ks = []
         for lam, mu, g, K, N, printed in instances:
             model, space = Q.robots_mdp(lam, mu, g, K, N)
-            inside = [x for x in states if P._has_state(space, x)]
+            inside = [x for x in states if paper.has_state(space, x)]
             start = None if h0 == "zero" else -model.rewards.max(axis=1)
             counts = {reading: mdp.relative_value_iteration_many(
                 model, [space.state(*x) for x in inside], tau=tau, tol=tol,
@@ -674,9 +673,8 @@ def test_iteration_counts_fig7_and_table1_row19():
     # 167 = k + 1 from there, or k from h_0 = c: two conventions, each count claim-depends.
     s, setting = "lambda=0.1;K=5;gamma=0.4", "N=16;K=5;lambda=0.1;mu=1.0;gamma=1.4"
     cmp = _comparison(("Table 1", s), ("Fig. 7", setting))
-    figs = P.policy_figures(0.1, 1.0, (1.4,), 5, 16, tau=0.99999, tol=1e-5)
-    t1 = P.table1_results([s], 1.0, (0, 1, 2), (1, 1, 1), tau=0.99999, tol=1e-5)
-    counts = P.iteration_counts(cmp, {}, figs, t1)
+    t1 = _table1([s], [(0, 1, 2), (1, 1, 1)])
+    counts = P.iteration_counts(cmp, _captions((1.4,)), t1)
     fig7, row19 = counts.keys
     assert counts.printed == {fig7: 255, row19: 167}
     star = (1, 1, 1)
@@ -697,7 +695,7 @@ def test_iteration_counts_fig7_and_table1_row19():
         assert row.status == "claim-depends" and "Searched: 1128 readings" in row.note
     assert cmp.row(*row19).replicated == str(t1.rows[s].rvi[(0, 1, 2)][0])   # our x_hat's k
     assert P.iteration_counts(Comparison("demo", expected=[], paper_settings=False),
-                              {"K_policy": 3}, figs, t1) is None
+                              None, t1) is None
 
 
 def test_theta_at_paper_tau_separating_row():
@@ -706,7 +704,7 @@ def test_theta_at_paper_tau_separating_row():
     # the forms, and in it the paper printed T(h).
     rows = ["lambda=0.05;K=5;gamma=0.4", "lambda=0.1;K=5;gamma=0.4"]
     cmp = _comparison(*[("Table 1", s) for s in rows])
-    t1 = P.table1_results(rows, 1.0, (0, 1, 2), (1, 1, 1), tau=0.99999, tol=1e-5)
+    t1 = _table1(rows, [(0, 1, 2), (1, 1, 1)])
     fixed = P.check_theta(0.1, 1.0, 1.4, 3, 4, (0, 1, 2), tau=0.99999)
     pt = P.theta_at_paper_tau(cmp, {}, t1, fixed)
     assert pt.n_prints("T") == 2 and pt.n_prints("tau T") == 1
@@ -723,8 +721,7 @@ def test_theta_at_paper_tau_separating_row():
     assert pt.gaps.min() == pytest.approx(1.5e-6, abs=1e-7) and pt.decimals_needed == 6
     assert P.theta_at_paper_tau(cmp, {"tau": 0.9}, t1, fixed) is None
     only19 = P.theta_at_paper_tau(_comparison(("Table 1", rows[1])), {},
-                                  P.table1_results(rows[1:], 1.0, (0, 1, 2), (1, 1, 1),
-                                                   tau=0.99999, tol=1e-5), fixed)
+                                  _table1(rows[1:], [(0, 1, 2), (1, 1, 1)]), fixed)
     assert only19.separating == [] and only19.holds("tau T") is None   # digits cannot tell
     assert all(len(x) <= 100 for x in pt.report().splitlines())
 

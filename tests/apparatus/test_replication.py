@@ -160,6 +160,9 @@ def test_an_undetermined_reading_makes_the_claim_depend():
     row = cmp.row("Lemma 2", "grid", "monotone")
     assert row.status == "claim-depends"
     assert "fails under 1 (8 runs), undetermined under 1 (4 runs)." in row.note
+    # no reading holds: said in words, not as "0 of 2 readings ()" (issue 31, item 9)
+    assert "Verdict: holds under none of 2 readings, fails under 1" in row.note
+    assert "()" not in row.note
 
 
 # ---- rows computed under other parameters carry them (issue 31, item 4) ----------------------

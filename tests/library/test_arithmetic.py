@@ -96,7 +96,8 @@ def test_special_values_without_a_warning_in_both_modes(portable):
     with wl.portable(portable):
         assert float(arithmetic.log(0.0)) == -np.inf and np.isnan(arithmetic.log(-1.0))
         assert float(arithmetic.log1p(-1.0)) == -np.inf and np.isnan(arithmetic.log1p(-2.0))
-        assert np.isnan(arithmetic.power(-1.0, 0.5)) and float(arithmetic.power(0.0, -1.0)) == np.inf
+        assert np.isnan(arithmetic.power(-1.0, 0.5))
+        assert float(arithmetic.power(0.0, -1.0)) == np.inf
         assert np.isnan(arithmetic.cos(np.inf))
         assert float(arithmetic.exp(-800.0)) == 0.0 and float(arithmetic.expm1(-800.0)) == -1.0
         assert isinstance(arithmetic.exp(0.5), np.floating)      # a number for a number

@@ -80,7 +80,8 @@ def test_index_matches_its_definition_on_visited_states(source):
         x = crawling.visited_states(u, alpha, k)
         by_definition = crawling.index_by_definition(k, u, alpha)
         # brentq to xtol 1e-12 u*; the closed form is exact to a few ulps
-        assert crawling.whittle_index(x, u, alpha) == pytest.approx(by_definition, abs=1e-9 * u / (1 - alpha))
+        assert crawling.whittle_index(x, u, alpha) == pytest.approx(by_definition,
+                                                                    abs=1e-9 * u / (1 - alpha))
 
 
 @pytest.mark.parametrize("source", range(4))
@@ -89,10 +90,12 @@ def test_index_matches_the_engine_on_the_finite_arm(source):
     n = 80
     result = indices.whittle_indices(crawling.visited_state_arm(u, alpha, n), discount=None)
     assert result.indexable
-    closed = crawling.whittle_index(crawling.visited_states(u, alpha, np.arange(1, n + 1)), u, alpha)
+    closed = crawling.whittle_index(crawling.visited_states(u, alpha, np.arange(1, n + 1)), u,
+                                    alpha)
     # The truncation changes only the indices of states whose optimal cycle reaches x_n;
     # below n - 20 they agree to the engine's accuracy (a few hundred ulps of u*).
-    np.testing.assert_allclose(result.indices[: n - 20], closed[: n - 20], atol=1e-9 * u / (1 - alpha))
+    np.testing.assert_allclose(result.indices[: n - 20], closed[: n - 20],
+                               atol=1e-9 * u / (1 - alpha))
 
 
 @given(utilities, alphas, st.floats(0.0, 1.2))
@@ -106,7 +109,8 @@ def test_index_is_the_max_over_crawling_periods_below_u_star(u, alpha, fraction)
         envelope = np.max(crawling.visited_states(u, alpha, j) + j * ((1 - alpha) * x - u))
         # within 1e-6 (in log_alpha units) of a visited state eta is taken on the lattice
         # (crawling._LATTICE_SLACK); gamma is continuous there, off by at most ~1e-6 u |log alpha|
-        assert crawling.whittle_index(x, u, alpha) == pytest.approx(envelope, rel=1e-9, abs=1e-5 * u)
+        assert crawling.whittle_index(x, u, alpha) == pytest.approx(envelope, rel=1e-9,
+                                                                    abs=1e-5 * u)
     elif x >= u_star:
         # at x = u* exactly, rounding may leave the argument of the log a few ulps positive
         assert crawling.whittle_index(x, u, alpha) == pytest.approx(x, rel=1e-12)
@@ -179,7 +183,8 @@ def test_sampled_utility_has_the_compound_poisson_mean_and_variance():
     model = crawling.CrawlingModel(xi_mean=[1.0, 0.2], mu=[0.7, 0.21], arrival_rate=[5.0, 40.0])
     draws = crawling.sample_new_utility(model, 20_000, rng=np.random.default_rng(7))
     # mean u (eq. 1); variance Lambda E[xi^2] (1 - alpha^2) / (2 mu), E[xi^2] = 2 xi_mean^2
-    variance = model.arrival_rate * 2 * model.xi_mean ** 2 * -np.expm1(-2 * model.mu) / (2 * model.mu)
+    variance = (model.arrival_rate * 2 * model.xi_mean ** 2 * -np.expm1(-2 * model.mu)
+                / (2 * model.mu))
     standard_error = np.sqrt(variance / draws.shape[0])
     assert np.all(np.abs(draws.mean(axis=0) - model.u) < 5 * standard_error)   # 5 sigma
     np.testing.assert_allclose(draws.var(axis=0), variance, rtol=0.1)   # 20,000 draws: ~2% s.e.
@@ -194,7 +199,8 @@ def test_steps():
     x = np.array([1.5, 2.0])
     crawl = np.array([True, False])
     np.testing.assert_allclose(crawling.deterministic_step(x, crawl, u, alpha), [1.0, 2.5])
-    np.testing.assert_allclose(crawling.stochastic_step(x, crawl, np.array([3.0, 4.0]), alpha), [3.0, 4.5])
+    np.testing.assert_allclose(crawling.stochastic_step(x, crawl, np.array([3.0, 4.0]), alpha),
+                               [3.0, 4.5])
 
 
 # Table I with Lambda = 250 (notebook 03's setting) for the stochastic model's index
@@ -244,8 +250,10 @@ _U, _ALPHA = TABLE_ONE.u, TABLE_ONE.alpha
 
 @pytest.mark.parametrize("call, error, message", [
     # the issue's example: alpha = 1.2, u = -1 and x = nan all returned an answer
-    (lambda: crawling.whittle_index(1.0, 1.0, 1.2), ValueError, r"alpha must lie in \(0, 1\), got 1.2"),
-    (lambda: crawling.whittle_index(1.0, -1.0, 0.5), ValueError, r"u must lie in \(0, inf\), got -1.0"),
+    (lambda: crawling.whittle_index(1.0, 1.0, 1.2), ValueError,
+     r"alpha must lie in \(0, 1\), got 1.2"),
+    (lambda: crawling.whittle_index(1.0, -1.0, 0.5), ValueError,
+     r"u must lie in \(0, inf\), got -1.0"),
     (lambda: crawling.whittle_index(np.nan, 1.0, 0.5), ValueError, "x must lie in .* got nan"),
     (lambda: crawling.whittle_index(-1.0, 1.0, 0.5), ValueError, "x must lie in"),
     (lambda: crawling.whittle_index("x", 1.0, 0.5), TypeError, "x must be an array of numbers"),
@@ -284,7 +292,8 @@ _U, _ALPHA = TABLE_ONE.u, TABLE_ONE.alpha
                                                             cost=[1.0, 2.0]), 1),
      ValueError, "unit crawling costs"),
     (lambda: crawling.crawling_mdp(TABLE_ONE, 1.5, 3), TypeError, "M must be an integer"),
-    (lambda: crawling.crawling_mdp(TABLE_ONE, 4, 3), ValueError, r"M must be an integer in \[1, 3\]"),
+    (lambda: crawling.crawling_mdp(TABLE_ONE, 4, 3), ValueError,
+     r"M must be an integer in \[1, 3\]"),
     (lambda: crawling.crawling_mdp(TABLE_ONE, 1, 0), ValueError, "age_cap must hold positive"),
     (lambda: crawling.crawling_mdp(TABLE_ONE, 1, 2.5), TypeError, "age_cap must be an integer"),
     (lambda: crawling.crawling_mdp(TABLE_ONE, 1, [3, 3]), ValueError, "one cap per source"),

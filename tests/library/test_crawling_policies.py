@@ -15,7 +15,8 @@ TABLE_ONE = crawling.table_one()
 
 def test_top_m_picks_the_largest_and_breaks_ties_by_lowest_number():
     np.testing.assert_array_equal(policies.top_m([1.0, 3.0, 2.0], 2), [False, True, True])
-    np.testing.assert_array_equal(policies.top_m([2.0, 1.0, 2.0, 2.0], 2), [True, False, True, False])
+    np.testing.assert_array_equal(policies.top_m([2.0, 1.0, 2.0, 2.0], 2),
+                                  [True, False, True, False])
     rows = policies.top_m([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], 1)
     np.testing.assert_array_equal(rows, [[False, False, True], [True, False, False]])
     assert policies.top_m([1.0, 2.0], 0).sum() == 0
@@ -111,14 +112,17 @@ def test_whittle_rule_uses_the_crawling_costs():
                                    cost=[1.0, 4.0])
     x = model.u
     priority = policies.WhittleRule(model)(x, np.ones(2), 0)
-    np.testing.assert_allclose(priority, crawling.whittle_index(x, model.u, model.alpha, model.cost))
+    np.testing.assert_allclose(priority,
+                               crawling.whittle_index(x, model.u, model.alpha, model.cost))
     assert priority[0] == pytest.approx(4 * priority[1])
 
 
 def test_round_robin_strides():
-    blocks = policies.simulate_crawling(TABLE_ONE, policies.RoundRobinRule(4, 2), 2, 4, record=True).active
+    blocks = policies.simulate_crawling(TABLE_ONE, policies.RoundRobinRule(4, 2), 2, 4,
+                                        record=True).active
     np.testing.assert_array_equal(blocks, [[1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1]])
-    sliding = policies.simulate_crawling(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4, record=True).active
+    sliding = policies.simulate_crawling(TABLE_ONE, policies.RoundRobinRule(4, 1), 2, 4,
+                                         record=True).active
     np.testing.assert_array_equal(sliding, [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]])
 
 
@@ -193,7 +197,8 @@ def test_simulate_many_replays_utilities_and_validates():
     with pytest.raises(ValueError, match="shape"):
         policies.simulate_crawling_many(model, rule, 1, 10, slots=3)
     with pytest.raises(ValueError, match="longer"):
-        policies.simulate_crawling_many(model, rule, 1, 61, slots=2, stochastic=True, replications=2,
+        policies.simulate_crawling_many(model, rule, 1, 61, slots=2, stochastic=True,
+                                        replications=2,
                                utilities=U)
     with pytest.raises(ValueError, match="rules"):
         policies.SlotRules([])

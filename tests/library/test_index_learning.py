@@ -313,7 +313,8 @@ def test_finite_arm_problem_validation():
         FiniteArmIndexProblem(random_arm(3, rng=1), check="no")
     # an arm whose index decreases in the state: threshold policies are not optimal, the
     # scheme's fixed point is not the index; the message gives the order to relabel by
-    with pytest.raises(ValueError, match="decreases from state 1 to state 2.*order \\[0, 3, 2, 1\\]"):
+    with pytest.raises(ValueError,
+                       match="decreases from state 1 to state 2.*order \\[0, 3, 2, 1\\]"):
         FiniteArmIndexProblem(random_arm(4, rng=7))
 
 
@@ -394,7 +395,8 @@ def test_blocked_loop_has_the_bits_of_the_plain_loop(case, monkeypatch):
         "finite arm": (FiniteArmIndexProblem(random_arm(4, rng=7), check=False), (5,), {}),
     }[case]
     # blocks of 37 steps and chunks of 150: both boundaries fall inside the run
-    monkeypatch.setattr(index_learning, "_BLOCK_DOUBLES", 37 * int(np.prod(shape)) * problem.n_features ** 2)
+    monkeypatch.setattr(index_learning, "_BLOCK_DOUBLES",
+                        37 * int(np.prod(shape)) * problem.n_features ** 2)
     y, r, B, A, projections = _plain_loop(problem, 400, rng=3, batch_shape=shape, chunk=150,
                                           burn_in=50, **kw)
     res = learn_whittle_index(problem, 400, rng=3, batch_shape=shape, chunk=150, burn_in=50,

@@ -225,7 +225,8 @@ def test_short_run_is_reproducible_and_consistent():
     assert not one.diverged
     assert one.q.shape == (6, 4, 3) and one.threshold_history.shape == (6, 4)
     # projected thresholds stay in [u_i, u_i/(1 - alpha_i)]
-    assert np.all(one.threshold_history >= MODEL.u) and np.all(one.threshold_history <= MODEL.u_star)
+    assert np.all(one.threshold_history >= MODEL.u)
+    assert np.all(one.threshold_history <= MODEL.u_star)
     assert np.all((one.n_active >= 0) & (one.n_active <= 4))
 
 
