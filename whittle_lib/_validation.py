@@ -45,7 +45,7 @@ def _is_number(value) -> bool:
 
 
 def check_discount(discount, *, average: bool = True, total: bool = False,
-                   name: str = "discount") -> float | None:
+                   name: str = "discount", average_instead: str | None = None) -> float | None:
     """The one check of the criterion: a discount in (0, 1), or ``None`` for the average reward.
 
     Parameters
@@ -57,6 +57,9 @@ def check_discount(discount, *, average: bool = True, total: bool = False,
         Whether ``1.0`` (the plain total reward, finite horizons only) is allowed here.
     name : str
         The parameter's name in messages.
+    average_instead : str, optional
+        Where ``average`` is false: what to call for the average reward, named in the message
+        that refuses ``None`` or ``1.0``.
 
     Returns
     -------
@@ -70,10 +73,12 @@ def check_discount(discount, *, average: bool = True, total: bool = False,
         For a number out of range, ``1.0`` where the horizon is infinite, ``None`` where only a
         discounted criterion makes sense.
     """
+    instead = (f"; for the average reward use {average_instead}"
+               if average_instead and not average else "")
     if discount is None:
         if not average:
             raise ValueError(f"{name} must be a number in (0, 1) here (a discounted criterion), "
-                             "got None")
+                             f"got None{instead}")
         return None
     if not _is_number(discount):
         raise TypeError(f"{name} must be a number in (0, 1)"
@@ -89,7 +94,7 @@ def check_discount(discount, *, average: bool = True, total: bool = False,
         allowed = "(0, 1]" if total else "(0, 1)"
         raise ValueError(f"{name} must lie in {allowed}"
                          + (", or be None for the average reward" if average else "")
-                         + f", got {discount!r}")
+                         + f", got {discount!r}" + (instead if value == 1.0 else ""))
     return value
 
 

@@ -124,7 +124,10 @@ n_states, n_states)
     rewards : array_like, shape (n_states, n_actions)
         ``rewards[s, a]`` is the one-step reward of action ``a`` in state ``s`` (the layout of
         pymdptoolbox, QuantEcon's ``DiscreteDP`` and markovianbandit; before whittle_lib 1.0
-        it was ``rewards[a, s]``).
+        it was ``rewards[a, s]``). A transposed array is refused, except where the two layouts
+        have the same shape (as many states as actions, e.g. two states and two actions):
+        there the array is read as ``rewards[s, a]`` and cannot be checked, so make sure of
+        its layout.
     allowed : array_like of bool, shape (n_states, n_actions), optional
         ``allowed[s, a]`` says whether action ``a`` may be used in state ``s``. Every state
         needs at least one allowed action. Default: every action everywhere.
@@ -703,6 +706,10 @@ def _evaluate_discounted(P, r: np.ndarray, discount: float, method: str,
 # --------------------------------------------------------------------------------------------
 
 
+#: What the discounted solvers' refusal of ``discount=None`` or ``1.0`` names instead.
+_AVERAGE_INSTEAD = "relative_value_iteration(mdp) or policy_iteration(mdp, discount=None)"
+
+
 def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
                     max_iter: int = 100_000, v0=None,
                     stopping: Literal["span", "sup"] = "span") -> DiscountedSolution:
@@ -756,7 +763,7 @@ def value_iteration(mdp: FiniteMDP, *, discount: float, epsilon: float = 1e-8,
     (False, [3.0, 0.0])
     """
     mdp = _as_mdp(mdp)
-    discount = check_discount(discount, average=False)
+    discount = check_discount(discount, average=False, average_instead=_AVERAGE_INSTEAD)
     epsilon = _positive("epsilon", epsilon)
     max_iter = check_integer("max_iter", max_iter, minimum=1)
     stopping = check_choice("stopping", stopping, ("span", "sup"))
@@ -824,7 +831,7 @@ def modified_policy_iteration(mdp: FiniteMDP, *, discount: float, sweeps: int = 
         itself, unshifted.
     """
     mdp = _as_mdp(mdp)
-    discount = check_discount(discount, average=False)
+    discount = check_discount(discount, average=False, average_instead=_AVERAGE_INSTEAD)
     epsilon = _positive("epsilon", epsilon)
     max_iter = check_integer("max_iter", max_iter, minimum=1)
     sweeps = check_integer("sweeps", sweeps, minimum=0)

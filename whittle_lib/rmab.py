@@ -573,13 +573,19 @@ class IndexRule(ShortRepr):
                 raise ValueError(f"indices[{i}] has {self._sizes[i]} entries but arm {i} has "
                                  f"{int(np.asarray(n_states)[i])} states: one index per state")
 
-    def check_arms(self, arms: FiniteArms) -> None:
+    def check_arms(self, arms) -> None:
         """Raise ``ValueError`` unless the rule fits ``arms``: one table per arm, each long
         enough, and each :class:`WhittleIndexResult` computed for its arm (same fingerprint).
 
-        An arm type (arms that are one object) and a result passed for many arms (one object)
-        are compared once, so a million copies of a few arms cost a few comparisons.
+        ``arms`` is a :class:`FiniteArms` or a list of :class:`RestlessArm`, as :func:`simulate`
+        takes them. An arm type (arms that are one object) and a result passed for many arms
+        (one object) are compared once, so a million copies of a few arms cost a few comparisons.
         """
+        if not isinstance(arms, FiniteArms):
+            if not isinstance(arms, (list, tuple)):
+                raise TypeError("arms must be a FiniteArms or a list of RestlessArm, got "
+                                f"{type(arms).__name__}")
+            arms = FiniteArms(list(arms))
         self.check(arms.n_arms, arms.n_states)
         if all(fp is None for fp in self._prints):
             return

@@ -1129,3 +1129,11 @@ def test_auto_takes_the_dense_path_only_for_dense_rows():
     assert given._P is not None and np.array_equal(given._dense, P)
     from_sparse = mdp.FiniteMDP([sparse.csr_array(p) for p in P], np.zeros((7, 2)))
     assert from_sparse._P is None and np.array_equal(from_sparse._dense, P)
+
+
+@pytest.mark.parametrize("solver", [mdp.value_iteration, mdp.modified_policy_iteration])
+@pytest.mark.parametrize("discount", [None, 1.0])
+def test_discounted_solvers_name_the_average_reward_solvers(solver, discount):
+    m = mdp.FiniteMDP([np.eye(2)], rewards=[[1.0], [0.0]])
+    with pytest.raises(ValueError, match="relative_value_iteration"):
+        solver(m, discount=discount)

@@ -13,7 +13,7 @@ periods, computed exactly on the same chain.
 import numpy as np
 import pytest
 
-from whittle_lib import arms, indices, mdp, rmab, stats
+from whittle_lib import arms, builders, indices, mdp, rmab, stats
 
 from joint_chain import index_policy_chain
 
@@ -642,3 +642,16 @@ class _Counter:
 
     def observe(self, states):
         return np.array(states, copy=True)
+
+
+def test_index_rule_checks_a_list_of_arms_as_simulate_takes_it():
+    arms = [builders.wear_repair_arm(4, wear=0.3, repair_cost=0.2),
+            builders.wear_repair_arm(5, wear=0.2, repair_cost=0.1)]
+    results = [indices.whittle_indices(arm) for arm in arms]
+    rule = rmab.IndexRule(results)
+    rule.check_arms(arms)                                   # a list, as simulate takes it
+    rule.check_arms(rmab.FiniteArms(arms))
+    with pytest.raises(ValueError, match=r"indices\[0\]"):
+        rule.check_arms(arms[::-1])
+    with pytest.raises(TypeError, match="FiniteArms or a list"):
+        rule.check_arms(arms[0])
