@@ -1,0 +1,82 @@
+"""The exercises of 06_beyond_the_index, solved: each folded solution's code runs after the
+notebook's Part I, as a reader would run it, and prints what its text claims.
+
+Part I switches the process to portable arithmetic and sets matplotlib's and pandas' options, so
+it runs in a process of its own, which reports what each solution printed."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "06_beyond_the_index.ipynb"
+
+# Run in a fresh process: Part I's code cells, then every folded solution, each solution's
+# output captured; last, the namespace's values the solutions' texts speak of, as JSON.
+_RUNNER = r"""
+import contextlib, io, json, re, sys
+import matplotlib
+matplotlib.use("agg")
+from replication import lesson
+
+path = sys.argv[1]
+cells = lesson.part_one(json.load(open(path, encoding="utf-8"))["cells"])
+source = lambda c: c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+solutions = [block for c in cells if c["cell_type"] == "markdown"
+             for details in re.findall(r"<details>.*?</details>", source(c), re.S)
+             for block in re.findall(r"```python\n(.*?)```", details, re.S)]
+ns = {"__name__": "__main__"}
+with contextlib.redirect_stdout(io.StringIO()):
+    for c in cells:
+        if c["cell_type"] == "code":
+            exec(compile(source(c), path, "exec"), ns)
+outputs = []
+for code in solutions:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "solution", "exec"), ns)
+    outputs.append(out.getvalue())
+values = {"bound_eight": float(ns["bounds"]["Fig. 2"]), "mean3": float(ns["mean"]),
+          "half3": float(ns["half"]), "optimum3": float(ns["optimum"])}
+print(json.dumps({"outputs": outputs, "values": values}))
+"""
+
+
+def _solve(out: Path) -> tuple[dict, list[str]]:
+    """What every solution printed, and the values its text speaks of."""
+    env = dict(os.environ, WHITTLE_OUTPUT_ROOT=str(out), MPLBACKEND="agg")
+    run = subprocess.run([sys.executable, "-c", _RUNNER, str(NOTEBOOK)], capture_output=True,
+                         text=True, cwd=ROOT, env=env, timeout=900)   # Part I's figures: tmp
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.splitlines()[-1])
+    return result["values"], result["outputs"]
+
+
+@pytest.mark.slow
+def test_each_solution_runs_after_part_one_and_prints_what_its_text_says(tmp_path):
+    # one test, so that the tests' workers run Part I once
+    values, outputs = _solve(tmp_path)
+    assert len(outputs) == 4 and all(outputs)                       # four exercises, with code
+    # 1: at both ends of the optimal subsidies LP-priority jams the conveyor: it earns
+    #    (almost) nothing against the bound 0.0125 per arm
+    lines = outputs[0].strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("subsidy ") for line in lines)
+    rewards = [float(re.search(r"reward per arm (\S+)", line).group(1)) for line in lines]
+    assert all(r < 0.05 * values["bound_eight"] for r in rewards)
+    # 2: the "exactly" LP on the page agrees with the library and is below the at-most bound
+    assert "agree to 1e-7: True" in outputs[1] and "exactly <= at most: True" in outputs[1]
+    # 3: LP-priority cannot beat the exact optimum (within its interval), and the solution
+    #    prints whether its interval lies below it
+    assert "LP-priority below the optimum:" in outputs[2]
+    assert values["mean3"] - values["half3"] <= values["optimum3"]
+    # 4: a caching content of 04 is indexable under the average criterion, and both priority
+    #    policies' gaps at 1,000 contents are small beside the bound
+    assert "indexable: True" in outputs[3]
+    bound = abs(float(re.search(r"bound per arm (\S+)", outputs[3]).group(1)))
+    gaps = re.findall(r"gap per arm (\S+) ± (\S+)", outputs[3])
+    assert len(gaps) == 2 and all(abs(float(g)) - float(h) < 0.05 * bound for g, h in gaps)
