@@ -9,12 +9,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_readme_example_prints_what_the_readme_shows(tmp_path):
+def test_readme_examples_print_what_the_readme_shows(tmp_path):
     text = (ROOT / "README.md").read_text()
     section = text.split("## Use the library on your own arms", 1)[1].split("\n## ", 1)[0]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=300)   # not the clone: the installed package
-    assert out.returncode == 0, out.stderr
-    assert out.stdout == shown
+    codes = re.findall(r"```python\n(.*?)```", section, re.S)
+    shown = re.findall(r"```text\n(.*?)```", section, re.S)
+    assert len(codes) == len(shown) >= 2, "each example is followed by what it prints"
+    for code, printed in zip(codes, shown):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=300)   # not the clone: the installed package
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == printed
