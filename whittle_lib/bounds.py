@@ -48,6 +48,11 @@ _METHODS = ("auto", "dual", "lp", "decomposition")
 #: Bytes of stacked transition matrices that the dual's batched policy evaluations (given
 #: ``indices=``) hold at once: arms of one size are evaluated in chunks of this size.
 _CHUNK_BYTES = 1 << 27
+#: A state whose occupation in the relaxation's solution is below this share of the arm's
+#: total is unvisited (its policy is the action optimal at the subsidy).
+_UNVISITED = 1e-12
+#: Decimals of the single-arm policies of :class:`RelaxationSolution` (machine-independent).
+_POLICY_DECIMALS = 12
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -734,7 +739,9 @@ class RelaxationSolution(ShortRepr):
     def policy(self, i: int) -> np.ndarray:
         """Arm ``i``'s optimal single-arm policy in the relaxation: the probability of the
         active action in each state, ``y[x, 1] / (y[x, 0] + y[x, 1])``, and where the
-        solution never visits ``x``, the action optimal at ``subsidy`` (1/2 on a tie)."""
+        solution never visits ``x`` (occupation below ``1e-12`` of the arm's total), the
+        action optimal at ``subsidy`` (1/2 on a tie). Rounded to 12 decimals: the last bits
+        of the linear solves depend on the machine, the policy does not."""
         return self._policies[i]
 
     def to_frame(self):
@@ -1164,8 +1171,15 @@ def _solution(kinds, solver, pair, lam, subsidy_range, T, tol, activation, disco
         gap = q1 - q0
         act = np.where(gap > 1e-9 * (1.0 + np.abs(q1) + np.abs(q0)), 1.0,
                        np.where(gap < -1e-9 * (1.0 + np.abs(q1) + np.abs(q0)), 0.0, 0.5))
+        # The occupation measures come out of linear solves, whose last bits depend on the
+        # machine's BLAS kernels: a state the solution never visits may hold 1e-17 rather than
+        # 0, and an action taken surely 1 - 1e-16 rather than 1. Below a relative 1e-12 a state
+        # counts as unvisited, and the probabilities are rounded to 12 decimals, so that the
+        # policy, and every draw a rule makes from it, is the same on every machine.
+        visited = mass > _UNVISITED * mass.sum()
         with np.errstate(invalid="ignore", divide="ignore"):
-            prob = np.where(mass > 0, occ_class[c][:, 1] / np.where(mass > 0, mass, 1.0), act)
+            prob = np.where(visited, occ_class[c][:, 1] / np.where(visited, mass, 1.0), act)
+        prob = np.round(prob, _POLICY_DECIMALS) + 0.0
         prob.setflags(write=False)
         pol_class.append(prob)
     shares_class = np.array([occ.sum(axis=0)[1] for occ in occ_class]) / scale

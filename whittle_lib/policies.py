@@ -551,7 +551,8 @@ def ftva(arms, M: int, *, activation: str = "at_most", discount: float | None = 
         n = arms[i].n_states
         prob[c, :n] = sol.policy(i)
         mass = sol.occupation[i].sum(axis=1)
-        start_law[c, :n] = mass / mass.sum()
+        # rounded as the policies are (RelaxationSolution.policy): the same draws everywhere
+        start_law[c, :n] = np.round(mass / mass.sum(), 12) + 0.0
         start_cdf[c, :n - 1] = np.cumsum(start_law[c, :n])[:n - 1]
     rule = FTVARule(n_arms=len(arms), M=M, activation=activation, discount=discount,
                     virtual_start=virtual_start,

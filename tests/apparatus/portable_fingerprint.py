@@ -61,6 +61,23 @@ def main() -> None:
     learned = learn_whittle_index(CrawlerIndexProblem(model, p=0.1), 400, rng=4,
                                   batch_shape=(2, model.n_sources), record_every=100)
     print("index learning", digest(learned.y, learned.r, learned.beta))
+    # notebook 06: rules built from the relaxation's solution (linear solves through BLAS) on
+    # Hong et al.'s eight-state conveyor, whose LP is degenerate, run in count mode, where a
+    # probability of 1 - 1e-16 instead of 1 sends a binomial draw down another path
+    right, left = 0.1, [0, 1.0, 0.48, 0.47, 0.46, 0.45, 0.44, 0.43]
+    P = np.zeros((2, 8, 8))
+    for s in range(8):
+        good, bad = (1, 0) if s < 4 else (0, 1)
+        P[good, s, (s + 1) % 8], P[good, s, s] = right, 1 - right
+        P[bad, s, max(s - 1, 0) if s else 1], P[bad, s, s] = left[s], 1 - left[s]
+    eight = wl.RestlessArm(P0=P[0], P1=P[1], R0=[0] * 7 + [0.1], R1=[0] * 8)
+    start = np.array([0, 33, 67, 0, 0, 0, 0, 0])
+    runs = []
+    for rule in (wl.ftva([eight] * 100, 50, activation="exactly"),
+                 wl.lp_priority([eight] * 100, 50, activation="exactly")):
+        runs.append(wl.simulate_counts(eight, start, rule, 50, 300, replications=4,
+                                       activation="exactly", rng=6).rewards)
+    print("policies", digest(*runs))
 
 
 if __name__ == "__main__":
