@@ -42,9 +42,17 @@ for code in solutions:
         exec(compile(code, "solution", "exec"), ns)
     outputs.append(out.getvalue())
 values = {"bound_eight": float(ns["bounds"]["Fig. 2"]), "mean3": float(ns["mean"]),
-          "half3": float(ns["half"]), "optimum3": float(ns["optimum"])}
+          "half3": float(ns["half"]), "optimum3": float(ns["optimum"]),
+          "gain3": float(ns["gain"])}
 print(json.dumps({"outputs": outputs, "values": values}))
 """
+
+
+def _solution_text(number: int) -> str:
+    """The markdown of exercise ``number`` (its question and folded solution)."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    text = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return re.search(rf"\*\*{number}\.\*\*(.*?)</details>", text, re.S).group(1)
 
 
 def _solve(out: Path) -> tuple[dict, list[str]]:
@@ -70,10 +78,18 @@ def test_each_solution_runs_after_part_one_and_prints_what_its_text_says(tmp_pat
     assert all(r < 0.05 * values["bound_eight"] for r in rewards)
     # 2: the "exactly" LP on the page agrees with the library and is below the at-most bound
     assert "agree to 1e-7: True" in outputs[1] and "exactly <= at most: True" in outputs[1]
-    # 3: LP-priority cannot beat the exact optimum (within its interval), and the solution
-    #    prints whether its interval lies below it
-    assert "LP-priority below the optimum:" in outputs[2]
+    # 3: LP-priority's exact gain is below the exact optimum, the long run's interval is not
+    #    above it, and the text states the exact gain and the two losses the code prints
+    assert values["gain3"] < values["optimum3"]
     assert values["mean3"] - values["half3"] <= values["optimum3"]
+    assert "simulation covers the exact gain:" in outputs[2]
+    text = _solution_text(3)
+    gain, optimum, bound = map(float, re.search(
+        r"LP-priority exact (\S+), simulated .*; optimum (\S+), bound (\S+)$", outputs[2],
+        re.M).groups())
+    assert f"exact gain per arm, {gain:.4f}," in text
+    assert "loses about 0.030" in text and "optimum about as much to the bound" in text
+    assert round(optimum - gain, 3) == 0.030 and abs((bound - optimum) - 0.030) < 0.001
     # 4: a caching content of 04 is indexable under the average criterion, and both priority
     #    policies' gaps at 1,000 contents are small beside the bound
     assert "indexable: True" in outputs[3]
