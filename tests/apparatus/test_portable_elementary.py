@@ -201,4 +201,8 @@ def test_the_fingerprint_does_not_change_where_longdouble_is_double():
     # library is imported) must change nothing, not even NumPy's own control line.
     forced = _fingerprint("import numpy; numpy.longdouble = numpy.float64; "
                           "numpy.clongdouble = numpy.complex128")
-    assert forced == _fingerprint("")
+    native = _fingerprint("")
+    # the script leaves out its "policies" line under the substitution (scipy.sparse's lil
+    # cannot run with it; see the script): every other line must be the same
+    assert set(native) - set(forced) == {"policies"}
+    assert forced == {name: value for name, value in native.items() if name in forced}
