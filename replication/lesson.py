@@ -53,14 +53,16 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["BOOKKEEPING_TERMS", "BUDGETS", "LessonMeasures", "bookkeeping", "computed_numbers",
-           "count_drift", "measure", "over_budget", "paragraphs", "part_one", "prose", "table",
-           "words"]
+           "count_drift", "measure", "over_budget", "paragraphs", "part_one", "prose",
+           "solve_exercises", "table", "words"]
 
 #: The words of bookkeeping, each a pattern; a paragraph where they occur twice is bookkeeping.
 BOOKKEEPING_TERMS = {
@@ -369,6 +371,64 @@ def table(measures: list[LessonMeasures]) -> str:
                      f"{m.code_cells} | {m.papers_calls} | {m.cmp_calls} | "
                      f"{m.longest_print} lines |")
     return "\n".join(lines)
+
+
+def _solve_here(path: str, after_parameters: str, values: dict) -> dict:
+    """Part I's code cells, then every folded solution's code, in this process (see
+    :func:`solve_exercises`)."""
+    import contextlib
+    import io
+
+    import matplotlib
+    matplotlib.use("agg")
+    cells = part_one(json.loads(Path(path).read_text(encoding="utf-8"))["cells"])
+    solutions = [block for c in cells if c["cell_type"] == "markdown"
+                 for block in _DETAILS.findall(_source(c))]
+    ns = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):        # the notebook's own outputs
+        for c in cells:
+            if c["cell_type"] == "code":
+                exec(compile(_source(c), path, "exec"), ns)
+                if after_parameters and "parameters" in c.get("metadata", {}).get("tags", []):
+                    exec(after_parameters, ns)
+    outputs = []
+    for block in solutions:
+        for code in re.findall(r"```python\n(.*?)```", block, re.S):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, "solution", "exec"), ns)
+            outputs.append(out.getvalue())
+    return {"solutions": solutions, "outputs": outputs,
+            "values": {name: eval(expr, ns) for name, expr in values.items()}}
+
+
+def solve_exercises(path: str | Path, *, after_parameters: str = "",
+                    values: dict[str, str] | None = None, output_root: str | Path,
+                    timeout: float = 900) -> dict:
+    """Run a notebook's Part I as a reader would, then the code of each folded solution.
+
+    In a fresh process (Part I switches process-wide state: the arithmetic mode, matplotlib's
+    and pandas' options), from the project's root, the notebook's figures and results written
+    under ``output_root``. ``after_parameters`` runs right after the parameters cell (other
+    values, checked by the notebook as a reader's would be).
+
+    Returns
+    -------
+    dict
+        ``"solutions"``: the text of each ``<details>`` block of Part I, in order;
+        ``"outputs"``: what each of their ```python blocks printed, in order; ``"values"``: each
+        expression of ``values`` evaluated in the notebook's namespace afterwards (JSON values).
+    """
+    root = Path(__file__).resolve().parents[1]
+    script = ("import json, sys\nfrom replication import lesson\n"
+              "print(json.dumps(lesson._solve_here(*json.loads(sys.argv[1]))))")
+    env = dict(os.environ, WHITTLE_OUTPUT_ROOT=str(output_root), MPLBACKEND="agg")
+    run = subprocess.run([sys.executable, "-c", script,
+                          json.dumps([str(path), after_parameters, values or {}])],
+                         capture_output=True, text=True, cwd=root, env=env, timeout=timeout)
+    if run.returncode != 0:
+        raise RuntimeError(f"the exercises of {Path(path).name} failed:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.splitlines()[-1])
 
 
 def main(argv=None) -> int:

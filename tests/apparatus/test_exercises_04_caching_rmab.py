@@ -6,63 +6,30 @@ Part I switches the process to portable arithmetic and sets matplotlib's and pan
 it runs in a process of its own, which reports what each solution printed and the values its
 text speaks of."""
 
-import json
-import os
-import subprocess
-import sys
+import re
 from pathlib import Path
 
 import pytest
 
+from replication import lesson
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "04_caching_rmab.ipynb"
 
-# Run in a fresh process: Part I's code cells, then every folded solution, each solution's
-# output captured; last, the namespace's values the solutions' texts speak of, as JSON.
-_RUNNER = r"""
-import contextlib, io, json, re, sys
-import matplotlib
-matplotlib.use("agg")
-from replication import lesson
-
-path = sys.argv[1]
-cells = lesson.part_one(json.load(open(path, encoding="utf-8"))["cells"])
-source = lambda c: c["source"] if isinstance(c["source"], str) else "".join(c["source"])
-solutions, shown = [], []       # each solution's code, and the block its text says it prints
-for c in (c for c in cells if c["cell_type"] == "markdown"):
-    for details in re.findall(r"<details>.*?</details>", source(c), re.S):
-        for code, printed in re.findall(r"```python\n(.*?)```\s*(?:prints\s*```text\n(.*?)```)?",
-                                        details, re.S):
-            solutions.append(code)
-            shown.append(printed)
-ns = {"__name__": "__main__"}
-with contextlib.redirect_stdout(io.StringIO()):
-    for c in cells:
-        if c["cell_type"] == "code":
-            exec(compile(source(c), path, "exec"), ns)
-outputs = []
-for code in solutions:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "solution", "exec"), ns)
-    outputs.append(out.getvalue())
-values = {"moved": [float(v) for v in ns["moved"]], "K": ns["K"],
-          "d_restored": bool(ns["d"] == ns["base"].fetch_cost),
-          "by_hand": list(ns["by_hand"]), "predicted": list(ns["predicted"]),
-          "flat": [int(r) for r in ns["flat"]]}
-print(json.dumps({"outputs": outputs, "shown": shown, "values": values}))
-"""
+# The values the solutions' texts speak of, read in the notebook's namespace afterwards.
+VALUES = {"moved": "[float(v) for v in moved]", "K": "K",
+          "d_restored": "bool(d == base.fetch_cost)", "by_hand": "list(by_hand)",
+          "predicted": "list(predicted)", "flat": "[int(r) for r in flat]"}
+# a solution's code, and the block its text says it prints
+_SHOWN = re.compile(r"```python\n(.*?)```\s*(?:prints\s*```text\n(.*?)```)?", re.S)
 
 
 def _solve(out: Path) -> tuple[dict, list[str], list[str]]:
     """What every solution printed, what its text says it prints, and the values its text
     speaks of."""
-    env = dict(os.environ, WHITTLE_OUTPUT_ROOT=str(out), MPLBACKEND="agg")
-    run = subprocess.run([sys.executable, "-c", _RUNNER, str(NOTEBOOK)], capture_output=True,
-                         text=True, cwd=ROOT, env=env, timeout=600)   # Part I's figures: tmp
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads(run.stdout.splitlines()[-1])
-    return result["values"], result["outputs"], result["shown"]
+    solved = lesson.solve_exercises(NOTEBOOK, values=VALUES, output_root=out, timeout=600)
+    shown = [printed for text in solved["solutions"] for _, printed in _SHOWN.findall(text)]
+    return solved["values"], solved["outputs"], shown
 
 
 @pytest.mark.slow

@@ -5,49 +5,19 @@ Part I switches the process to portable arithmetic and sets matplotlib's and pan
 it runs in a process of its own, which reports what each solution printed."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from replication import lesson
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "06_beyond_the_index.ipynb"
 
-# Run in a fresh process: Part I's code cells, then every folded solution, each solution's
-# output captured; last, the namespace's values the solutions' texts speak of, as JSON.
-_RUNNER = r"""
-import contextlib, io, json, re, sys
-import matplotlib
-matplotlib.use("agg")
-from replication import lesson
-
-path = sys.argv[1]
-cells = lesson.part_one(json.load(open(path, encoding="utf-8"))["cells"])
-source = lambda c: c["source"] if isinstance(c["source"], str) else "".join(c["source"])
-solutions = [block for c in cells if c["cell_type"] == "markdown"
-             for details in re.findall(r"<details>.*?</details>", source(c), re.S)
-             for block in re.findall(r"```python\n(.*?)```", details, re.S)]
-ns = {"__name__": "__main__"}
-with contextlib.redirect_stdout(io.StringIO()):
-    for c in cells:
-        if c["cell_type"] == "code":
-            exec(compile(source(c), path, "exec"), ns)
-            if "parameters" in c.get("metadata", {}).get("tags", []):
-                exec(sys.argv[2], ns)                # smaller runs (see SMALLER below)
-outputs = []
-for code in solutions:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "solution", "exec"), ns)
-    outputs.append(out.getvalue())
-values = {"bound_eight": float(ns["bounds"]["Fig. 2"]), "mean3": float(ns["mean"]),
-          "half3": float(ns["half"]), "optimum3": float(ns["optimum"]),
-          "gain3": float(ns["gain"])}
-print(json.dumps({"outputs": outputs, "values": values}))
-"""
+# The values the solutions' texts speak of, read in the notebook's namespace afterwards.
+VALUES = {"bound_eight": "float(bounds['Fig. 2'])", "mean3": "float(mean)",
+          "half3": "float(half)", "optimum3": "float(optimum)", "gain3": "float(gain)"}
 
 
 def _solution_text(number: int) -> str:
@@ -69,13 +39,9 @@ SMALLER = ("replications = 4; ftva_replications = 2; periods = 100; gap_copies =
 
 def _solve(out: Path) -> tuple[dict, list[str]]:
     """What every solution printed, and the values its text speaks of."""
-    env = dict(os.environ, WHITTLE_OUTPUT_ROOT=str(out), MPLBACKEND="agg")
-    run = subprocess.run([sys.executable, "-c", _RUNNER, str(NOTEBOOK), SMALLER],
-                         capture_output=True,
-                         text=True, cwd=ROOT, env=env, timeout=900)   # Part I's figures: tmp
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads(run.stdout.splitlines()[-1])
-    return result["values"], result["outputs"]
+    solved = lesson.solve_exercises(NOTEBOOK, after_parameters=SMALLER, values=VALUES,
+                                    output_root=out)
+    return solved["values"], solved["outputs"]
 
 
 @pytest.mark.slow
